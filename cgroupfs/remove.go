@@ -1,0 +1,102 @@
+package cgroupfs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// Hierarchies are the mount points of every cgroup hierarchy on the host:
+// one cgroup2 mount on a unified host, one per controller (plus the unified
+// mirror) on a hybrid v1 host such as this project's test machines.
+type Hierarchies []string
+
+// FindHierarchies reads the cgroup mounts from /proc/self/mountinfo.
+func FindHierarchies() (Hierarchies, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseMountinfo(f)
+}
+
+func parseMountinfo(f interface{ Read([]byte) (int, error) }) (Hierarchies, error) {
+	var out Hierarchies
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// 36 35 0:30 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory
+		fields := strings.Fields(sc.Text())
+		sep := slices.Index(fields, "-")
+		if sep < 0 || sep+1 >= len(fields) || len(fields) < 5 {
+			continue
+		}
+		if fstype := fields[sep+1]; fstype == "cgroup" || fstype == "cgroup2" {
+			if !slices.Contains(out, fields[4]) {
+				out = append(out, fields[4])
+			}
+		}
+	}
+	return out, sc.Err()
+}
+
+// ErrBusy means a pod cgroup still holds processes; retry once they exit.
+var ErrBusy = errors.New("cgroup still in use")
+
+// RemovePod removes a pod cgroup (and any leftover child cgroups the
+// runtime made inside it) from every hierarchy. parent is what
+// Layout.PodParent returned. It refuses paths that are not pod cgroups
+// under kubepods, so a bad argument can never remove someone else's cgroup.
+func (h Hierarchies) RemovePod(parent string) error {
+	if parent == "" {
+		return nil
+	}
+	clean := filepath.Clean(parent)
+	if !strings.HasPrefix(filepath.Base(clean), "pod") || !strings.Contains(clean, "/"+KubepodsName) {
+		return fmt.Errorf("refusing to remove %q: not a pod cgroup under %s", parent, KubepodsName)
+	}
+	var errs []error
+	for _, mnt := range h {
+		if err := removeTree(filepath.Join(mnt, clean)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeTree rmdirs dir and its subdirectories, deepest first. cgroup
+// directories cannot be removed recursively in one call; their files
+// vanish with the directory.
+func removeTree(dir string) error {
+	var dirs []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if errors.Is(err, syscall.EBUSY) {
+				return fmt.Errorf("remove cgroup %s: %w", dirs[i], ErrBusy)
+			}
+			return fmt.Errorf("remove cgroup %s: %w", dirs[i], err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package pleg
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+)
+
+// Runtime is the part of the CRI a relist reads.
+type Runtime interface {
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.PodSandboxStatus, error)
+	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+}
+
+var (
+	relistDuration = metrics.NewHistogram(`podline_pleg_relist_duration_seconds`)
+	relistErrors   = metrics.NewCounter(`podline_pleg_relist_errors_total`)
+	relistEvents   = metrics.NewCounter(`podline_pleg_relist_pod_events_total`)
+)
+
+// inspectParallelism bounds the status calls one relist issues at once: a
+// restart over thousands of containers must not take one round trip each
+// in series, nor open thousands of streams at once.
+const inspectParallelism = 16
+
+type seen struct {
+	uid   types.UID
+	state uint8
+}
+
+// Relister is the generic lifecycle source: it lists every sandbox and
+// container, compares with its previous listing, inspects what changed,
+// merges the result into the cache and tells the pipeline which pods moved.
+// Its cost grows with the number of containers on every period, which is why
+// it is the fallback and not the design.
+type Relister struct {
+	rt     Runtime
+	cache  *Cache
+	period time.Duration
+	notify func(types.UID)
+	log    *slog.Logger
+
+	// Previous listing, owned by the relist loop.
+	sandboxes  map[string]seen
+	containers map[string]seen
+}
+
+// NewRelister returns a relist source. notify is called once per pod whose
+// observed state changed; it may block (that is the pipeline's backpressure).
+func NewRelister(rt Runtime, cache *Cache, period time.Duration, notify func(types.UID), log *slog.Logger) *Relister {
+	return &Relister{
+		rt: rt, cache: cache, period: period, notify: notify, log: log,
+		sandboxes:  make(map[string]seen),
+		containers: make(map[string]seen),
+	}
+}
+
+// Run relists every period until ctx ends.
+func (r *Relister) Run(ctx context.Context) {
+	t := time.NewTicker(r.period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := r.Relist(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("relist failed", "err", err)
+		}
+	}
+}
+
+// Relist runs one full listing and returns the pods that changed after
+// notifying them.
+func (r *Relister) Relist(ctx context.Context) error {
+	start := time.Now()
+	defer relistDuration.UpdateDuration(start)
+	changed, err := r.relist(ctx)
+	if err != nil {
+		relistErrors.Inc()
+		return err
+	}
+	relistEvents.Add(len(changed))
+	for uid := range changed {
+		r.notify(uid)
+	}
+	return nil
+}
+
+func (r *Relister) relist(ctx context.Context) (map[types.UID]struct{}, error) {
+	sbs, err := r.rt.ListPodSandbox(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	ctrs, err := r.rt.ListContainers(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	changed := make(map[types.UID]struct{})
+	var mu sync.Mutex
+	mark := func(uid types.UID) {
+		mu.Lock()
+		changed[uid] = struct{}{}
+		mu.Unlock()
+	}
+
+	nowSandboxes := make(map[string]seen, len(sbs))
+	var inspect []func()
+	for _, sb := range sbs {
+		uid, name, ns, ok := PodIdentity(sb.GetLabels())
+		if !ok {
+			continue
+		}
+		s := seen{uid: uid, state: uint8(sandboxState(sb.GetState()))}
+		nowSandboxes[sb.GetId()] = s
+		if prev, ok := r.sandboxes[sb.GetId()]; ok && prev == s {
+			continue
+		}
+		sb := sb
+		inspect = append(inspect, func() {
+			obs := SandboxFromList(sb)
+			if st, err := r.rt.PodSandboxStatus(ctx, sb.GetId()); err == nil {
+				obs = SandboxFromStatus(st)
+			} else if !cri.IsNotFound(err) {
+				r.log.Debug("inspect sandbox", "id", sb.GetId(), "err", err)
+			}
+			if r.cache.UpsertSandbox(uid, name, ns, obs) {
+				mark(uid)
+			}
+		})
+	}
+
+	nowContainers := make(map[string]seen, len(ctrs))
+	for _, c := range ctrs {
+		uid, _, _, ok := PodIdentity(c.GetLabels())
+		if !ok {
+			continue
+		}
+		s := seen{uid: uid, state: uint8(containerState(c.GetState()))}
+		nowContainers[c.GetId()] = s
+		if prev, ok := r.containers[c.GetId()]; ok && prev == s {
+			continue
+		}
+		c := c
+		inspect = append(inspect, func() {
+			obs := ContainerFromList(c)
+			if st, err := r.rt.ContainerStatus(ctx, c.GetId()); err == nil {
+				obs = ContainerFromStatus(st, c.GetPodSandboxId())
+			} else if cri.IsNotFound(err) {
+				return // removed since the listing; the next one drops it
+			} else {
+				r.log.Debug("inspect container", "id", c.GetId(), "err", err)
+			}
+			if r.cache.UpsertContainer(uid, obs) {
+				mark(uid)
+			}
+		})
+	}
+	runBounded(inspect, inspectParallelism)
+
+	for id, s := range r.containers {
+		if _, ok := nowContainers[id]; !ok && r.cache.RemoveContainer(s.uid, id) {
+			changed[s.uid] = struct{}{}
+		}
+	}
+	for id, s := range r.sandboxes {
+		if _, ok := nowSandboxes[id]; !ok && r.cache.RemoveSandbox(s.uid, id) {
+			changed[s.uid] = struct{}{}
+		}
+	}
+	r.sandboxes, r.containers = nowSandboxes, nowContainers
+	return changed, nil
+}
+
+// runBounded runs fns with at most n in parallel and waits for all.
+func runBounded(fns []func(), n int) {
+	if len(fns) <= 1 {
+		for _, fn := range fns {
+			fn()
+		}
+		return
+	}
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn()
+		}()
+	}
+	wg.Wait()
+}
