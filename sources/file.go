@@ -1,0 +1,185 @@
+package sources
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	v1 "k8s.io/api/core/v1"
+)
+
+const (
+	// DefaultFileCheckPeriod is kubelet's --file-check-frequency default.
+	DefaultFileCheckPeriod = 20 * time.Second
+	// fileDebounce collapses the burst of events one save produces (editors
+	// write, rename and chmod) into one rescan, yet keeps reaction quick.
+	fileDebounce = 75 * time.Millisecond
+)
+
+// ManifestPath is the FileSource: it reads static pod manifests from a
+// directory or a single file, with kubelet's --pod-manifest-path rules: in a
+// directory every regular file (symlinks followed) whose name does not start
+// with "." is a manifest; subdirectories are ignored. It rescans on inotify events and every period,
+// and hands each scan's full set of pods to the Merger.
+//
+// A file that cannot be read, decoded or validated is logged with its path
+// and the offending field, and the pods it last defined stay until it is
+// fixed or removed: a half-saved edit must not stop a running pod.
+type ManifestPath struct {
+	path     string
+	nodeName string
+	period   time.Duration
+	merger   *Merger
+	log      *slog.Logger
+
+	mu   sync.Mutex
+	errs map[string]error // path → last error; guarded by mu
+
+	// The rest belongs to the goroutine that runs Run.
+	watcher  *fsnotify.Watcher
+	watching string
+	files    map[string]*manifestFile
+	order    []string  // manifest paths of the current scan, sorted
+	snapshot []*v1.Pod // reused: Merger.Set does not keep it
+	gen      uint64
+	missing  bool
+}
+
+// manifestFile caches one file by its stat stamp, so an unchanged file is
+// never read again.
+type manifestFile struct {
+	stamp  fileStamp
+	loaded bool
+	pods   []*v1.Pod // last good pods, already static, defaulted and valid
+	err    error
+	gen    uint64 // last scan that listed the file
+}
+
+// fileStamp changes whenever the content may have: a write moves mtime and
+// ctime, an atomic rename-over changes the inode.
+type fileStamp struct {
+	size, mtime, ctime int64
+	ino, dev           uint64
+}
+
+// NewFileSource makes a file source; period <= 0 means
+// DefaultFileCheckPeriod. merger must have FileSource registered.
+func NewFileSource(path, nodeName string, period time.Duration, merger *Merger, log *slog.Logger) *ManifestPath {
+	if period <= 0 {
+		period = DefaultFileCheckPeriod
+	}
+	// An absolute path keeps static pod UIDs, which hash the file's path,
+	// independent of the working directory.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return &ManifestPath{
+		path: filepath.Clean(path), nodeName: nodeName, period: period, merger: merger,
+		log:   log.With("source", FileSource),
+		errs:  make(map[string]error),
+		files: make(map[string]*manifestFile),
+	}
+}
+
+// Errors returns a copy of the last error of every manifest that is
+// currently bad, keyed by file path.
+func (s *ManifestPath) Errors() map[string]error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.errs)
+}
+
+// Run scans at once, then on changes and every period, until ctx is done.
+// A Set blocked on a lagging consumer is released by Merger.Close.
+func (s *ManifestPath) Run(ctx context.Context) {
+	var events <-chan fsnotify.Event
+	var watchErrs <-chan error
+	if w, err := fsnotify.NewWatcher(); err != nil {
+		s.log.Warn("inotify unavailable; manifests are only rescanned periodically", "period", s.period, "err", err)
+	} else {
+		s.watcher = w
+		defer w.Close()
+		events, watchErrs = w.Events, w.Errors
+	}
+	s.scan()
+
+	ticker := time.NewTicker(s.period)
+	defer ticker.Stop()
+	debounce := time.NewTimer(fileDebounce)
+	debounce.Stop()
+	var fire <-chan time.Time // nil while no rescan is pending
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if fire == nil && s.relevant(ev) {
+				debounce.Reset(fileDebounce)
+				fire = debounce.C
+			}
+		case err, ok := <-watchErrs:
+			if !ok {
+				watchErrs = nil
+				continue
+			}
+			// Usually a queue overflow: events were lost, so look again.
+			s.log.Warn("inotify error; rescanning", "err", err)
+			if fire == nil {
+				debounce.Reset(fileDebounce)
+				fire = debounce.C
+			}
+		case <-fire:
+			fire = nil
+			s.scan()
+		case <-ticker.C:
+			s.scan()
+		}
+	}
+}
+
+// relevant filters events: in a directory any change counts (also to
+// dot-files, since a "..data" symlink swap retargets the manifests); for a
+// single file only that file's.
+func (s *ManifestPath) relevant(ev fsnotify.Event) bool {
+	return s.watching == s.path || ev.Name == s.path
+}
+
+func (s *ManifestPath) setErr(path string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		delete(s.errs, path)
+	} else {
+		s.errs[path] = err
+	}
+}
+
+// ensureWatch points the inotify watch at target ("" for none). A watch
+// that the kernel dropped (directory deleted or moved) is added again.
+func (s *ManifestPath) ensureWatch(target string) {
+	if s.watcher == nil {
+		return
+	}
+	if s.watching != "" && s.watching != target {
+		_ = s.watcher.Remove(s.watching) // may already be gone with its directory
+		s.watching = ""
+	}
+	if target == "" || (s.watching == target && slices.Contains(s.watcher.WatchList(), target)) {
+		return
+	}
+	if err := s.watcher.Add(target); err != nil {
+		s.log.Warn("cannot watch manifest path; relying on periodic rescans", "path", target, "period", s.period, "err", err)
+		s.watching = ""
+		return
+	}
+	s.watching = target
+}

@@ -1,0 +1,316 @@
+package sources
+
+import (
+	"cmp"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// updatesBuffer is the capacity of the Updates channel. One Set emits at most
+// one Update per Op (five), so a source can hand over a whole snapshot's diff
+// without waiting for the consumer to be scheduled, while a consumer that
+// falls further behind pushes back on the sources at once instead of letting
+// diffs pile up in memory. Nothing is ever dropped.
+const updatesBuffer = 5
+
+// Merger keeps each source's last snapshot and turns new snapshots into
+// Updates on one channel. Like kubelet, it stamps every pod it admits with
+// the local annotations config.source (the source's name) and config.seen
+// (when this process first saw the UID).
+//
+// Ownership: Set neither keeps the slice it is given nor modifies the pods;
+// it stores deep copies. It does remember each pod's pointer as an identity
+// hint: a pod passed again by the same pointer is taken as unchanged without
+// comparing it. Callers must therefore treat a pod as immutable once passed
+// to Set (the rule client-go informer caches already impose) and pass a new
+// object for a new version. Pods in an emitted Update are fresh copies that
+// belong to the consumer.
+type Merger struct {
+	log     *slog.Logger
+	updates chan Update
+	done    chan struct{}
+	closing sync.Once
+	allSeen atomic.Bool
+	now     func() time.Time
+
+	// mu serialises Sets, including their sends, so that the order of
+	// Updates on the channel is the order in which the state changed.
+	mu      sync.Mutex
+	closed  bool
+	sources map[string]*sourceState
+	unseen  int
+	names   map[podName]claim
+}
+
+type podName struct{ namespace, name string }
+
+// claim says which pod holds a namespace/name across all sources.
+type claim struct {
+	source string
+	uid    types.UID
+}
+
+type sourceState struct {
+	entries  map[types.UID]*entry
+	gen      uint64
+	seen     bool
+	handled  []bool               // scratch: snapshot index handled by the first pass
+	rejected map[types.UID]uint64 // UID → gen last rejected; logs a reject once
+}
+
+type entry struct {
+	pod  *v1.Pod // the merger's own copy
+	in   *v1.Pod // pointer last passed to Set: identity means unchanged
+	name podName
+	gen  uint64 // last Set that held this UID
+}
+
+// NewMerger registers the sources whose snapshots Set will accept. SeenAll
+// waits for every one of them.
+func NewMerger(log *slog.Logger, sources ...string) *Merger {
+	m := &Merger{
+		log:     log,
+		updates: make(chan Update, updatesBuffer),
+		done:    make(chan struct{}),
+		now:     time.Now,
+		sources: make(map[string]*sourceState, len(sources)),
+		names:   make(map[podName]claim),
+	}
+	for _, s := range sources {
+		if _, dup := m.sources[s]; dup {
+			continue
+		}
+		m.sources[s] = &sourceState{entries: make(map[types.UID]*entry)}
+		m.unseen++
+	}
+	m.allSeen.Store(m.unseen == 0)
+	return m
+}
+
+// Updates is the consumer side. It is closed by Close.
+func (m *Merger) Updates() <-chan Update { return m.updates }
+
+// SeenAll reports whether every registered source has delivered at least
+// one snapshot. It never blocks, so a consumer may call it while a Set waits
+// on the channel.
+func (m *Merger) SeenAll() bool { return m.allSeen.Load() }
+
+// Close releases a Set blocked on a consumer that is gone, makes later Sets
+// no-ops and closes the Updates channel.
+func (m *Merger) Close() {
+	m.closing.Do(func() {
+		close(m.done)
+		m.mu.Lock()
+		m.closed = true
+		close(m.updates)
+		m.mu.Unlock()
+	})
+}
+
+// Set replaces source's snapshot with pods (its whole current pod set) and
+// emits the difference: at most one Update per Op, in the order REMOVE, ADD,
+// UPDATE, DELETE, RECONCILE, each sorted by namespace/name. The first
+// snapshot of a source always emits at least an (possibly empty) ADD so that
+// a consumer waiting for SeenAll wakes up. Set blocks while the consumer
+// lags. Work is O(len(pods)); an unchanged snapshot emits nothing.
+func (m *Merger) Set(source string, pods []*v1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	st := m.sources[source]
+	if st == nil {
+		panic("BUG: sources: Set from unregistered source " + source)
+	}
+	st.gen++
+	var d diffResult
+	m.updateKnown(source, st, pods, &d)
+	m.sweep(st, &d)
+	m.addNew(source, st, pods, &d)
+	clear(st.handled)
+	st.pruneRejects()
+
+	first := !st.seen
+	if first {
+		st.seen = true
+		m.unseen--
+		if m.unseen == 0 {
+			m.allSeen.Store(true)
+		}
+	}
+	m.emit(source, &d, first)
+}
+
+type diffResult struct {
+	removes, adds, updates, deletes, reconciles []*v1.Pod
+}
+
+// updateKnown handles snapshot pods whose UID the source already had.
+func (m *Merger) updateKnown(source string, st *sourceState, pods []*v1.Pod, d *diffResult) {
+	if cap(st.handled) < len(pods) {
+		st.handled = make([]bool, len(pods))
+	}
+	st.handled = st.handled[:len(pods)]
+	for i, p := range pods {
+		if p == nil {
+			st.handled[i] = true
+			continue
+		}
+		e := st.entries[p.UID]
+		if e == nil {
+			continue
+		}
+		if e.name != (podName{p.Namespace, p.Name}) {
+			// A new identity under an old UID: leave the entry unmarked so
+			// sweep removes the old name and addNew adds the new one.
+			continue
+		}
+		st.handled[i] = true
+		if e.gen == st.gen {
+			m.reject(source, st, p, "duplicate UID in one snapshot")
+			continue
+		}
+		e.gen = st.gen
+		if e.in == p {
+			continue
+		}
+		e.in = p
+		switch classify(e.pod, p) {
+		case changedSpec:
+			e.pod = m.replace(e.pod, p)
+			d.updates = append(d.updates, e.pod.DeepCopy())
+		case changedDeletion:
+			e.pod = m.replace(e.pod, p)
+			d.deletes = append(d.deletes, e.pod.DeepCopy())
+		case changedStatus:
+			e.pod = m.replace(e.pod, p)
+			d.reconciles = append(d.reconciles, e.pod.DeepCopy())
+		}
+	}
+}
+
+// sweep drops the entries the snapshot no longer holds. The merger lets go
+// of them, so they are emitted without another copy.
+func (m *Merger) sweep(st *sourceState, d *diffResult) {
+	for uid, e := range st.entries {
+		if e.gen == st.gen {
+			continue
+		}
+		delete(st.entries, uid)
+		if c, ok := m.names[e.name]; ok && c.uid == uid {
+			delete(m.names, e.name)
+		}
+		d.removes = append(d.removes, e.pod)
+	}
+}
+
+// addNew admits snapshot pods with UIDs the source did not have. A
+// namespace/name held by another UID, in any source, stays with its holder.
+func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffResult) {
+	for i, p := range pods {
+		if st.handled[i] {
+			continue
+		}
+		if p.UID == "" {
+			m.reject(source, st, p, "pod has no UID")
+			continue
+		}
+		if _, dup := st.entries[p.UID]; dup {
+			m.reject(source, st, p, "duplicate UID in one snapshot")
+			continue
+		}
+		name := podName{p.Namespace, p.Name}
+		if holder, taken := m.names[name]; taken {
+			m.reject(source, st, p, "namespace/name already used by pod "+string(holder.uid)+" from source "+holder.source)
+			continue
+		}
+		own := p.DeepCopy()
+		if own.Annotations == nil {
+			own.Annotations = make(map[string]string, 2)
+		}
+		if own.Annotations[ConfigSeenAnnotation] == "" {
+			own.Annotations[ConfigSeenAnnotation] = m.now().UTC().Format(time.RFC3339Nano)
+		}
+		own.Annotations[ConfigSourceAnnotation] = source
+		m.names[name] = claim{source: source, uid: p.UID}
+		st.entries[p.UID] = &entry{pod: own, in: p, name: name, gen: st.gen}
+		d.adds = append(d.adds, own.DeepCopy())
+	}
+}
+
+// replace makes a new owned copy of next that keeps the local annotations
+// of old: when it was first seen and where it came from.
+func (m *Merger) replace(old, next *v1.Pod) *v1.Pod {
+	own := next.DeepCopy()
+	if own.Annotations == nil {
+		own.Annotations = make(map[string]string, 2)
+	}
+	own.Annotations[ConfigSeenAnnotation] = old.Annotations[ConfigSeenAnnotation]
+	own.Annotations[ConfigSourceAnnotation] = old.Annotations[ConfigSourceAnnotation]
+	return own
+}
+
+// reject logs a pod the merger will not admit, once per UID while the
+// source keeps sending it: a rescan every few seconds must not flood the log.
+func (m *Merger) reject(source string, st *sourceState, p *v1.Pod, why string) {
+	if st.rejected == nil {
+		st.rejected = make(map[types.UID]uint64)
+	}
+	_, logged := st.rejected[p.UID]
+	st.rejected[p.UID] = st.gen
+	if logged {
+		return
+	}
+	rejectedPods.Inc()
+	m.log.Error("rejecting pod", "source", source, "pod", p.Namespace+"/"+p.Name, "uid", p.UID, "reason", why)
+}
+
+// pruneRejects forgets rejects that did not recur in the current Set, so a
+// pod rejected again later is logged again.
+func (st *sourceState) pruneRejects() {
+	for uid, g := range st.rejected {
+		if g != st.gen {
+			delete(st.rejected, uid)
+		}
+	}
+}
+
+func (m *Merger) emit(source string, d *diffResult, first bool) {
+	ok := m.send(source, REMOVE, d.removes, false) &&
+		m.send(source, ADD, d.adds, first) &&
+		m.send(source, UPDATE, d.updates, false) &&
+		m.send(source, DELETE, d.deletes, false)
+	if ok {
+		m.send(source, RECONCILE, d.reconciles, false)
+	}
+}
+
+// send emits pods as one Update, or nothing when there are none and evenEmpty
+// is false. It reports false once the merger is closed.
+func (m *Merger) send(source string, op Op, pods []*v1.Pod, evenEmpty bool) bool {
+	if len(pods) == 0 && !evenEmpty {
+		return true
+	}
+	slices.SortFunc(pods, comparePods)
+	select {
+	case m.updates <- Update{Op: op, Source: source, Pods: pods}:
+		return true
+	case <-m.done:
+		return false
+	}
+}
+
+func comparePods(a, b *v1.Pod) int {
+	return cmp.Or(
+		cmp.Compare(a.Namespace, b.Namespace),
+		cmp.Compare(a.Name, b.Name),
+		cmp.Compare(a.UID, b.UID),
+	)
+}
