@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,13 +21,16 @@ type ReadOnly struct {
 	Healthz http.Handler
 }
 
-// Handler routes /pods, /spec/ and /healthz.
+// Handler routes /pods, /spec/, /metrics (podline's own) and /healthz.
 func (s *ReadOnly) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pods", s.pods)
 	mux.HandleFunc("GET /pods/", s.pods)
 	mux.HandleFunc("GET /spec/", s.spec)
 	mux.HandleFunc("GET /spec", s.spec)
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		metrics.WritePrometheus(w, true)
+	})
 	if s.Healthz != nil {
 		mux.Handle("GET /healthz", s.Healthz)
 	}

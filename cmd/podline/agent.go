@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/cgroupfs"
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/machine"
+	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/server"
+	"github.com/podline/podline/sources"
+	"github.com/podline/podline/stages"
+)
+
+// agent is a wired podline. Fields are the parts; nothing here decides
+// anything about pods.
+type agent struct {
+	o        *options
+	log      *slog.Logger
+	node     *stages.Node
+	machine  *machine.Info
+	runtime  *cri.Client
+	cache    *pleg.Cache
+	relister *pleg.Relister
+	pipeline *stages.Pipeline
+	admitter *stages.Admitter
+	statuses *stages.StatusStore
+	merger   *sources.Merger
+	files    *sources.ManifestPath
+	url      *sources.URLSource
+}
+
+func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error) {
+	a := &agent{o: o, log: log}
+	if err := a.buildNode(); err != nil {
+		return nil, err
+	}
+	rt, err := cri.Dial(ctx, o.runtimeEndpoint, o.imageEndpoint, o.requestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	a.runtime = rt
+	ver, err := rt.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("connected to runtime", "endpoint", o.runtimeEndpoint,
+		"runtime", ver.GetRuntimeName(), "version", ver.GetRuntimeVersion())
+
+	hier, err := cgroupfs.FindHierarchies()
+	if err != nil {
+		return nil, fmt.Errorf("find cgroup hierarchies: %w", err)
+	}
+	a.cache = pleg.NewCache()
+	a.statuses = stages.NewStatusStore()
+	a.admitter = &stages.Admitter{Node: a.node, Labels: map[string]string{
+		"kubernetes.io/hostname": a.node.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": a.machine.Architecture,
+	}}
+	var handlers [stages.NumStages]stages.Handler
+	handlers[stages.StageAdmit] = a.admitter
+	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: a.node}
+	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier}
+	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node}
+	handlers[stages.StageStatus] = &stages.StatusStage{
+		Store: a.statuses, Cache: a.cache, Node: a.node, RuntimeName: ver.GetRuntimeName(),
+		OnFinished: a.admitter.Release,
+	}
+	a.pipeline, err = stages.New(stages.Config{
+		Window: o.pipelineWindow, Workers: stages.DefaultWorkers, Handlers: handlers,
+		Cache: a.cache, Log: log,
+		OnTornDown: func(uid types.UID, removed bool) { a.admitter.Release(uid) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.relister = pleg.NewRelister(rt, a.cache, o.relistPeriod, a.pipeline.Sync, log)
+	if err := a.buildSources(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// buildNode gathers what the stages know of the node.
+func (a *agent) buildNode() error {
+	o := a.o
+	info, err := machine.Read()
+	if err != nil {
+		return err
+	}
+	a.machine = info
+	name := o.hostnameOverride
+	if name == "" {
+		if name, err = machine.Hostname(); err != nil {
+			return fmt.Errorf("node name: %w", err)
+		}
+	}
+	ips := machine.NodeIPs()
+	if o.nodeIP != "" {
+		ips = []string{o.nodeIP}
+	}
+	hostDNS, err := stages.ReadResolvConf(o.resolvConf)
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{o.rootDir, o.podLogsDir} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	a.node = &stages.Node{
+		Name:        name,
+		IPs:         ips,
+		CPUMilli:    int64(info.NumCores) * 1000,
+		MemoryBytes: int64(info.MemoryCapacity),
+		MaxPods:     o.maxPods,
+		RootDir:     o.rootDir,
+		LogsDir:     o.podLogsDir,
+		Cgroups:     cgroupfs.Layout{Root: o.cgroupRoot, PerQOS: o.cgroupsPerQOS},
+		DNS:         stages.DNS{ClusterDNS: o.clusterDNS, ClusterDomain: o.clusterDomain, Host: hostDNS},
+	}
+	return nil
+}
+
+func (a *agent) buildSources() error {
+	o := a.o
+	var names []string
+	if o.podManifestPath != "" {
+		names = append(names, sources.FileSource)
+	}
+	if o.manifestURL != "" {
+		names = append(names, sources.HTTPSource)
+	}
+	a.merger = sources.NewMerger(a.log, names...)
+	if o.podManifestPath != "" {
+		a.files = sources.NewFileSource(o.podManifestPath, a.node.Name, o.fileCheckFrequency, a.merger, a.log)
+	}
+	if o.manifestURL != "" {
+		header, err := sources.ParseHeaders(o.manifestURLHeader)
+		if err != nil {
+			return fmt.Errorf("--manifest-url-header: %w", err)
+		}
+		a.url = sources.NewURLSource(o.manifestURL, header, a.node.Name, o.httpCheckFrequency, a.merger, a.log)
+	}
+	return nil
+}
+
+// run starts everything in dependency order and blocks until ctx ends:
+// the pipeline first (so events have somewhere to go), then one relist to
+// learn what already runs, then the sources, which may only remove runtime
+// leftovers once each has delivered.
+func (a *agent) run(ctx context.Context) error {
+	o := a.o
+	var wg sync.WaitGroup
+	goRun := func(fn func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(ctx) }()
+	}
+	defer wg.Wait()
+	defer a.runtime.Close()
+
+	goRun(a.pipeline.Run)
+	if err := a.relister.Relist(ctx); err != nil {
+		return fmt.Errorf("initial relist: %w", err)
+	}
+	a.log.Info("runtime state loaded", "pods", a.cache.Len())
+	goRun(a.relister.Run)
+	goRun(a.dispatch)
+	if a.files != nil {
+		goRun(a.files.Run)
+	}
+	if a.url != nil {
+		goRun(a.url.Run)
+	}
+	if len(a.sourceNames()) == 0 {
+		a.pipeline.SourcesReady()
+	}
+
+	healthz := server.Healthz(server.Check{Name: "ping", Check: func() error { return nil }})
+	if o.healthzPort > 0 {
+		addr := net.JoinHostPort(o.healthzBindAddress, strconv.Itoa(o.healthzPort))
+		if err := server.Serve(ctx, addr, healthz, a.log); err != nil {
+			return err
+		}
+	}
+	if o.readOnlyPort > 0 {
+		ro := &server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine }, Healthz: healthz}
+		addr := net.JoinHostPort(o.address, strconv.Itoa(o.readOnlyPort))
+		if err := server.Serve(ctx, addr, ro.Handler(), a.log); err != nil {
+			return err
+		}
+	}
+	a.log.Info("podline running", "node", a.node.Name, "manifests", o.podManifestPath)
+	<-ctx.Done()
+	a.merger.Close()
+	return nil
+}
+
+func (a *agent) sourceNames() []string {
+	var n []string
+	if a.files != nil {
+		n = append(n, sources.FileSource)
+	}
+	if a.url != nil {
+		n = append(n, sources.HTTPSource)
+	}
+	return n
+}
+
+// dispatch feeds the merged source stream into the pipeline.
+func (a *agent) dispatch(ctx context.Context) {
+	ready := false
+	for u := range a.merger.Updates() {
+		for _, pod := range u.Pods {
+			switch u.Op {
+			case sources.REMOVE:
+				a.pipeline.Remove(pod.UID)
+			default:
+				a.pipeline.Upsert(pod)
+			}
+		}
+		if !ready && a.merger.SeenAll() {
+			ready = true
+			a.pipeline.SourcesReady()
+		}
+	}
+}

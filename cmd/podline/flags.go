@@ -1,0 +1,120 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/sources"
+)
+
+// options are podline's command-line flags. The names and defaults are the
+// kubelet's wherever the kubelet has the flag.
+type options struct {
+	podManifestPath    string
+	fileCheckFrequency time.Duration
+	manifestURL        string
+	manifestURLHeader  listFlag
+	httpCheckFrequency time.Duration
+	hostnameOverride   string
+	nodeIP             string
+	rootDir            string
+	podLogsDir         string
+
+	runtimeEndpoint string
+	imageEndpoint   string
+	requestTimeout  time.Duration
+
+	maxPods       int
+	cgroupRoot    string
+	cgroupsPerQOS bool
+	clusterDNS    listFlag
+	clusterDomain string
+	resolvConf    string
+
+	healthzPort        int
+	healthzBindAddress string
+	readOnlyPort       int
+	address            string
+
+	relistPeriod   time.Duration
+	pipelineWindow int
+	verbosity      int
+}
+
+// listFlag collects a repeatable, comma-separated flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+func newFlagSet(o *options) *flag.FlagSet {
+	fs := flag.NewFlagSet("podline", flag.ContinueOnError)
+	fs.StringVar(&o.podManifestPath, "pod-manifest-path", "/etc/kubernetes/manifests", "Directory (or file) of static pod manifests; empty disables the file source.")
+	fs.DurationVar(&o.fileCheckFrequency, "file-check-frequency", sources.DefaultFileCheckPeriod, "Full rescan period of --pod-manifest-path, on top of inotify.")
+	fs.StringVar(&o.manifestURL, "manifest-url", "", "URL to poll for pod manifests.")
+	fs.Var(&o.manifestURLHeader, "manifest-url-header", "Headers for --manifest-url requests, 'key:value' (comma-separated, repeatable).")
+	fs.DurationVar(&o.httpCheckFrequency, "http-check-frequency", sources.DefaultHTTPCheckPeriod, "Polling period of --manifest-url.")
+	fs.StringVar(&o.hostnameOverride, "hostname-override", "", "Node name to use instead of the hostname.")
+	fs.StringVar(&o.nodeIP, "node-ip", "", "Node IP address reported as the host IP; default: the source address of the default route.")
+	fs.StringVar(&o.rootDir, "root-dir", "/var/lib/podline", "Directory for pod data (volumes).")
+	fs.StringVar(&o.podLogsDir, "pod-logs-dir", "/var/log/pods", "Directory of the pods' CRI log directories.")
+	fs.StringVar(&o.runtimeEndpoint, "container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime service endpoint.")
+	fs.StringVar(&o.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint; default: the runtime endpoint.")
+	fs.DurationVar(&o.requestTimeout, "runtime-request-timeout", cri.DefaultRequestTimeout, "Timeout of every runtime request except pulls, log streams and exec.")
+	fs.IntVar(&o.maxPods, "max-pods", 110, "Number of pods this node can run.")
+	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/", "Root cgroup for pods.")
+	fs.BoolVar(&o.cgroupsPerQOS, "cgroups-per-qos", true, "Create pod cgroups under kubepods/<qos>.")
+	fs.Var(&o.clusterDNS, "cluster-dns", "Cluster DNS server IPs (comma-separated) for dnsPolicy ClusterFirst pods.")
+	fs.StringVar(&o.clusterDomain, "cluster-domain", "", "Cluster domain added to pods' DNS search list.")
+	fs.StringVar(&o.resolvConf, "resolv-conf", "/etc/resolv.conf", "Resolver file pods with dnsPolicy Default inherit; empty for none.")
+	fs.IntVar(&o.healthzPort, "healthz-port", 10248, "Port of the /healthz endpoint; 0 disables it.")
+	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", "127.0.0.1", "Address of the /healthz endpoint.")
+	fs.IntVar(&o.readOnlyPort, "read-only-port", 0, "Port of the unauthenticated read-only server (/pods, /spec/); 0 disables it.")
+	fs.StringVar(&o.address, "address", "0.0.0.0", "Address the read-only server binds.")
+	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "Period of the full runtime relist that detects container changes.")
+	fs.IntVar(&o.pipelineWindow, "pipeline-window", 1024, "Pod passes in flight in the stage pipeline at once; producers wait beyond it.")
+	fs.IntVar(&o.verbosity, "v", 0, "Log verbosity; 4 and above logs debug messages.")
+	return fs
+}
+
+// validate checks values the flag package cannot, naming the flag.
+func (o *options) validate() error {
+	checks := []struct {
+		bad  bool
+		flag string
+		why  string
+	}{
+		{o.fileCheckFrequency <= 0, "--file-check-frequency", "must be positive"},
+		{o.httpCheckFrequency <= 0, "--http-check-frequency", "must be positive"},
+		{o.requestTimeout <= 0, "--runtime-request-timeout", "must be positive"},
+		{o.relistPeriod <= 0, "--relist-period", "must be positive"},
+		{o.maxPods < 0, "--max-pods", "must not be negative"},
+		{o.pipelineWindow < 1, "--pipeline-window", "must be at least 1"},
+		{o.healthzPort < 0 || o.healthzPort > 65535, "--healthz-port", "must be 0-65535"},
+		{o.readOnlyPort < 0 || o.readOnlyPort > 65535, "--read-only-port", "must be 0-65535"},
+		{o.rootDir == "", "--root-dir", "must be set"},
+		{o.nodeIP != "" && net.ParseIP(o.nodeIP) == nil, "--node-ip", "is not an IP address"},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return fmt.Errorf("%s %s", c.flag, c.why)
+		}
+	}
+	for _, ip := range o.clusterDNS {
+		if net.ParseIP(ip) == nil {
+			return fmt.Errorf("--cluster-dns: %q is not an IP address", ip)
+		}
+	}
+	return nil
+}

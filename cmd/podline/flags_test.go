@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestFlagDefaultsMatchTheKubelet(t *testing.T) {
+	var o options
+	if err := newFlagSet(&o).Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if o.maxPods != 110 || o.healthzPort != 10248 || o.healthzBindAddress != "127.0.0.1" || o.readOnlyPort != 0 ||
+		o.fileCheckFrequency.String() != "20s" || o.httpCheckFrequency.String() != "20s" ||
+		o.requestTimeout.String() != "2m0s" || !o.cgroupsPerQOS || o.podManifestPath != "/etc/kubernetes/manifests" {
+		t.Fatalf("defaults: %+v", o)
+	}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadFlagsNameTheFlag(t *testing.T) {
+	f := func(args []string, want string) {
+		t.Helper()
+		var o options
+		if err := newFlagSet(&o).Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.validate()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%v: error %v, want it to name %s", args, err, want)
+		}
+	}
+	f([]string{"--max-pods=-1"}, "--max-pods")
+	f([]string{"--cluster-dns=10.0.0.10,nope"}, "--cluster-dns")
+	f([]string{"--read-only-port=70000"}, "--read-only-port")
+	f([]string{"--node-ip=x"}, "--node-ip")
+	f([]string{"--pipeline-window=0"}, "--pipeline-window")
+}
+
+func TestRepeatedHeaders(t *testing.T) {
+	var o options
+	if err := newFlagSet(&o).Parse([]string{"--manifest-url-header=a:1,b:2", "--manifest-url-header", "b:3"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.manifestURLHeader, " "); got != "a:1 b:2 b:3" {
+		t.Fatalf("headers = %q", got)
+	}
+}

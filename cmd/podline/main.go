@@ -1,0 +1,56 @@
+// Command podline is the node agent. Everything it is made of is wired here,
+// explicitly: see agent.go for the order things start in.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	var o options
+	fs := newFlagSet(&o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "podline: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := o.validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
+		return 2
+	}
+	level := slog.LevelInfo
+	if o.verbosity >= 4 {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	a, err := newAgent(ctx, &o, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	if err := a.run(ctx); err != nil {
+		log.Error("stopped", "err", err)
+		return 1
+	}
+	log.Info("stopped; pods keep running and are adopted at the next start")
+	return 0
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# agent.sh start|stop: runs podline for `make run` against the harness's
+# containerd, with the manifests from examples/, and stops it for
+# `make stop`. podline's own data (pod directories, logs, cgroups) lives in
+# places of the harness's own so stop can remove all of it.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+REPO=$(cd "$PODLINE_SCRIPTS/.." && pwd)
+AGENT_PID=$PODLINE_RUN/podline.pid
+AGENT_LOG=$PODLINE_STATE/podline.log
+MANIFESTS=$PODLINE_STATE/manifests
+AGENT_ROOT=$PODLINE_STATE/podline-root
+AGENT_LOGS=$PODLINE_STATE/pod-logs
+CGROUP_ROOT=/podline-dev
+READ_ONLY_PORT=${READ_ONLY_PORT:-10255}
+
+agent_pid() {
+	local pid
+	[[ -s $AGENT_PID ]] || return 1
+	pid=$(<"$AGENT_PID")
+	[[ -d /proc/$pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$REPO/bin/podline"* ]] || return 1
+	echo "$pid"
+}
+
+cmd_start() {
+	need_root "agent.sh start"
+	if pid=$(agent_pid); then
+		log "podline already runs (pid $pid)"
+		return
+	fi
+	mkdir -p "$MANIFESTS" "$PODLINE_RUN"
+	cp "$REPO"/examples/*.yaml "$MANIFESTS"/
+	log "starting podline (log: $AGENT_LOG, manifests: $MANIFESTS)"
+	setsid "$REPO/bin/podline" \
+		--container-runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
+		--pod-manifest-path "$MANIFESTS" \
+		--root-dir "$AGENT_ROOT" \
+		--pod-logs-dir "$AGENT_LOGS" \
+		--cgroup-root "$CGROUP_ROOT" \
+		--read-only-port "$READ_ONLY_PORT" \
+		</dev/null >>"$AGENT_LOG" 2>&1 &
+	echo $! >"$AGENT_PID"
+	local deadline=$((SECONDS + 60))
+	until curl -fsS "localhost:$READ_ONLY_PORT/pods" 2>/dev/null | grep -q '"phase":"Running"'; do
+		agent_pid >/dev/null || die "podline exited; see $AGENT_LOG"
+		((SECONDS < deadline)) || die "no pod Running after 60s; see $AGENT_LOG"
+		sleep 0.2
+	done
+	cat <<MSG
+
+podline is running (pid $(agent_pid)) with the pods in $MANIFESTS:
+
+  curl -s localhost:$READ_ONLY_PORT/pods | python3 -m json.tool    # pods and their status
+  curl -s localhost:$READ_ONLY_PORT/spec/                          # machine info
+  curl -s localhost:10248/healthz
+  tail -f $AGENT_LOG                                           # podline's log
+  ls $AGENT_LOGS                                               # container logs
+
+Add or remove manifests in $MANIFESTS; \`make stop\` stops it all.
+MSG
+}
+
+cmd_stop() {
+	need_root "agent.sh stop"
+	local pid
+	if pid=$(agent_pid); then
+		kill "$pid"
+		for _ in $(seq 50); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
+		[[ -d /proc/$pid ]] && kill -9 "$pid"
+		log "podline stopped"
+	fi
+	rm -f "$AGENT_PID"
+}
+
+# cleanup removes what podline made once the runtime is down: its pod
+# directories (unmounting tmpfs volumes first), logs and pod cgroups.
+cmd_cleanup() {
+	local m
+	if [[ -d $AGENT_ROOT ]]; then
+		while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done \
+			< <(awk -v root="$AGENT_ROOT/" 'index($5, root) == 1 {print $5}' /proc/self/mountinfo | sort -r)
+		rm -rf "${AGENT_ROOT:?}" "${AGENT_LOGS:?}"
+	fi
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[[ -d $h$CGROUP_ROOT ]] || continue
+		find "$h$CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
+case ${1:-} in
+start) cmd_start ;;
+stop) cmd_stop ;;
+cleanup) cmd_cleanup ;;
+*)
+	echo "usage: $0 start|stop|cleanup" >&2
+	exit 2
+	;;
+esac

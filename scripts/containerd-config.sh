@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# containerd-config.sh: writes the harness's containerd config (version 3)
+# and CNI network into $PODLINE_STATE. Sourced by runtime.sh after lib.sh.
+#
+# Every path containerd would otherwise take from its defaults (/var/lib,
+# /run/containerd, /etc/cni, /opt/containerd, /var/run/netns) points into our
+# own directories, so the harness never meets a system containerd.
+
+write_containerd_config() {
+	mkdir -p "$PODLINE_STATE" "$CNI_CONF_DIR" "$PODLINE_STATE/opt"
+	local tmp=$CONTAINERD_CONFIG.tmp
+	cat >"$tmp" <<TOML
+# Written by scripts/runtime.sh up; edits are overwritten.
+# Version 3 is read by every containerd 2.x (2.4 migrates it in memory and
+# logs a warning about that).
+version = 3
+root = "$CONTAINERD_ROOT"
+state = "$CONTAINERD_STATE"
+
+[grpc]
+  address = "$CONTAINERD_SOCK"
+
+[ttrpc]
+  address = "$CONTAINERD_SOCK.ttrpc"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$PODLINE_STATE/opt"
+
+# NRI would listen on /var/run/nri/nri.sock; podline does not use it.
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
+
+[plugins."io.containerd.cri.v1.runtime"]
+  enable_selinux = false
+  # Without this every RunPodSandbox fails ("can't get final child's PID from
+  # pipe"): the process may not lower its oom_score_adj (no CAP_SYS_RESOURCE).
+  restrict_oom_score_adj = true
+  disable_apparmor = true
+  netns_mounts_under_state_dir = true
+  cdi_spec_dirs = []
+
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        BinaryName = "$PODLINE_BIN/runc"
+        Root = "$RUNC_ROOT"
+
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["$CNI_BIN_DIR"]
+    conf_dir = "$CNI_CONF_DIR"
+    max_conf_num = 1
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+TOML
+	mv "$tmp" "$CONTAINERD_CONFIG"
+}
+
+# write_cni_config writes the pod network: a bridge of our own name with
+# host-local addresses from $CNI_SUBNET, and portmap for hostPort.
+# containerd adds the loopback interface itself. host-local keeps its leases
+# under $PODLINE_STATE instead of /var/lib/cni/networks so `down` can clear
+# them.
+write_cni_config() {
+	mkdir -p "$CNI_CONF_DIR" "$PODLINE_STATE/cni/networks"
+	local tmp=$CNI_CONF_DIR/.10-podline.conflist.tmp
+	cat >"$tmp" <<JSON
+{
+  "cniVersion": "1.0.0",
+  "name": "$CNI_NETWORK",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$CNI_BRIDGE",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$PODLINE_STATE/cni/networks",
+        "ranges": [[{ "subnet": "$CNI_SUBNET" }]],
+        "routes": [{ "dst": "0.0.0.0/0" }]
+      }
+    },
+    {
+      "type": "portmap",
+      "capabilities": { "portMappings": true }
+    }
+  ]
+}
+JSON
+	mv "$tmp" "$CNI_CONF_DIR/10-podline.conflist"
+}
