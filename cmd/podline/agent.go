@@ -23,19 +23,20 @@ import (
 // agent is a wired podline. Fields are the parts; nothing here decides
 // anything about pods.
 type agent struct {
-	o        *options
-	log      *slog.Logger
-	node     *stages.Node
-	machine  *machine.Info
-	runtime  *cri.Client
-	cache    *pleg.Cache
-	relister *pleg.Relister
-	pipeline *stages.Pipeline
-	admitter *stages.Admitter
-	statuses *stages.StatusStore
-	merger   *sources.Merger
-	files    *sources.ManifestPath
-	url      *sources.URLSource
+	o         *options
+	log       *slog.Logger
+	node      *stages.Node
+	machine   *machine.Info
+	runtime   *cri.Client
+	cache     *pleg.Cache
+	relister  *pleg.Relister // loads the runtime state at start
+	lifecycle pleg.Source    // keeps it current
+	pipeline  *stages.Pipeline
+	admitter  *stages.Admitter
+	statuses  *stages.StatusStore
+	merger    *sources.Merger
+	files     *sources.ManifestPath
+	url       *sources.URLSource
 }
 
 func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error) {
@@ -82,6 +83,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		return nil, err
 	}
 	a.relister = pleg.NewRelister(rt, a.cache, o.relistPeriod, a.pipeline.Sync, log)
+	a.lifecycle = a.relister
 	if err := a.buildSources(); err != nil {
 		return nil, err
 	}
@@ -171,7 +173,7 @@ func (a *agent) run(ctx context.Context) error {
 		return fmt.Errorf("initial relist: %w", err)
 	}
 	a.log.Info("runtime state loaded", "pods", a.cache.Len())
-	goRun(a.relister.Run)
+	goRun(a.lifecycle.Run)
 	goRun(a.dispatch)
 	if a.files != nil {
 		goRun(a.files.Run)
