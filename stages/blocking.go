@@ -1,0 +1,237 @@
+package stages
+
+// BlockingQueue puts parking around Queue: a stage worker with nothing to do
+// sleeps until an item arrives, and a producer facing a full queue sleeps
+// until there is room, which is how backpressure travels up the pipeline.
+//
+// Why parking and not spinning: a node with thousands of pods is idle most of
+// the time, with tens of workers per stage. A worker that polls with
+// runtime.Gosched or time.Sleep burns CPU the pods paid for; a parked
+// goroutine costs nothing until it is woken.
+//
+// Fast path: try the lock-free operation, then read the other side's waiter
+// count (an atomic that only the slow path writes). While nobody is parked
+// that is the whole cost.
+//
+// Slow path and why no wakeup is lost: a goroutine that finds the queue empty
+// (full) first registers in consumers (producers), then tries the queue again,
+// and only then parks. A producer publishes its item first and reads consumers
+// second. Go's atomics are sequentially consistent, so either the producer
+// sees the registration and hands out a wake-up token, or the consumer's
+// second try sees the item. Consumers waking producers mirror this.
+//
+// Parking is a select on a channel holding at most one token. A send to a
+// channel with a blocked receiver wakes exactly that receiver, so one item
+// wakes one parked consumer however many are parked (no herd); the select
+// also watches ctx and Close; and a token sent while nobody has parked yet
+// waits in the buffer for the next one. Tokens are not counted: a token can be
+// absorbed because one is already pending, or be spent by a consumer that
+// then finds the head slot still being published by a slower producer. So
+// wake-ups are chained: after taking an item, a consumer that sees more items
+// and more parked consumers passes a token on (producers do the same for
+// room). An item therefore never sits in the queue while every consumer
+// sleeps.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrClosed is returned by Put after Close, and by Take once the queue is
+// closed and drained.
+var ErrClosed = errors.New("queue closed")
+
+// BlockingQueue is a bounded FIFO queue whose Put parks while the queue is
+// full and whose Take parks while it is empty. It is safe for any number of
+// producers and consumers. Create one with NewBlockingQueue.
+type BlockingQueue[T any] struct {
+	q         Queue[T]
+	consumers atomic.Int64 // Takes registered in the slow path
+	_         [cacheLine - 8]byte
+	producers atomic.Int64 // Puts registered in the slow path
+	_         [cacheLine - 8]byte
+	items     chan struct{} // wake-up token for a parked consumer; cap 1
+	room      chan struct{} // wake-up token for a parked producer; cap 1
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+}
+
+// NewBlockingQueue returns an empty queue holding at least capacity items;
+// the capacity is rounded up to a power of two. It panics if capacity < 1.
+func NewBlockingQueue[T any](capacity int) *BlockingQueue[T] {
+	b := &BlockingQueue[T]{
+		items: make(chan struct{}, 1),
+		room:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	b.q.init(capacity)
+	return b
+}
+
+// Put adds v, parking while the queue is full. It returns ErrClosed if the
+// queue is closed, or ctx.Err() if ctx ends first. If there is room, Put
+// succeeds without looking at ctx. A Put that returned nil is delivered to
+// exactly one Take, even if Close runs concurrently.
+func (b *BlockingQueue[T]) Put(ctx context.Context, v T) error {
+	ok, closed := b.q.enqueue(v)
+	if ok {
+		b.enqueued()
+		return nil
+	}
+	if closed {
+		return ErrClosed
+	}
+	return b.putSlow(ctx, v)
+}
+
+func (b *BlockingQueue[T]) putSlow(ctx context.Context, v T) error {
+	b.producers.Add(1)
+	for {
+		// Registered first, tried second: see the comment at the top.
+		ok, closed := b.q.enqueue(v)
+		if ok {
+			b.producers.Add(-1)
+			b.enqueued()
+			return nil
+		}
+		if closed {
+			b.producers.Add(-1)
+			return ErrClosed
+		}
+		select {
+		case <-b.room:
+		case <-b.done:
+		case <-ctx.Done():
+			b.producers.Add(-1)
+			return ctx.Err()
+		}
+	}
+}
+
+// TryPut adds v if there is room and the queue is open, without parking.
+func (b *BlockingQueue[T]) TryPut(v T) bool {
+	ok, _ := b.q.enqueue(v)
+	if ok {
+		b.enqueued()
+	}
+	return ok
+}
+
+// Take removes and returns the oldest item, parking while the queue is empty.
+// It returns ctx.Err() if ctx ends first, and ErrClosed once the queue is
+// closed and every item put before has been taken. If an item is ready, Take
+// returns it without looking at ctx.
+func (b *BlockingQueue[T]) Take(ctx context.Context) (T, error) {
+	if v, ok := b.q.TryDequeue(); ok {
+		b.dequeued()
+		return v, nil
+	}
+	return b.takeSlow(ctx)
+}
+
+func (b *BlockingQueue[T]) takeSlow(ctx context.Context) (T, error) {
+	b.consumers.Add(1)
+	for {
+		if v, ok := b.q.TryDequeue(); ok {
+			b.consumers.Add(-1)
+			b.dequeued()
+			return v, nil
+		}
+		done := b.done
+		if n, closed := b.q.count(); closed {
+			if n == 0 {
+				// Consumers parked below with done == nil wait for a token
+				// that no producer will send any more: pass one on.
+				if b.consumers.Add(-1) > 0 {
+					leaveToken(b.items)
+				}
+				var zero T
+				return zero, ErrClosed
+			}
+			// Closed, but a Put that claimed its position before Close is
+			// still publishing. It sends a token when done (we are
+			// registered); waiting on the closed done channel would spin.
+			done = nil
+		}
+		select {
+		case <-b.items:
+		case <-done:
+		case <-ctx.Done():
+			b.consumers.Add(-1)
+			var zero T
+			return zero, ctx.Err()
+		}
+	}
+}
+
+// TryTake removes and returns the oldest item if there is one, without
+// parking.
+func (b *BlockingQueue[T]) TryTake() (T, bool) {
+	v, ok := b.q.TryDequeue()
+	if ok {
+		b.dequeued()
+	}
+	return v, ok
+}
+
+// enqueued runs after every successful enqueue, once the item is published.
+func (b *BlockingQueue[T]) enqueued() {
+	if b.consumers.Load() > 0 {
+		leaveToken(b.items)
+	}
+	// Chain: room left and producers still parked. A pending token already
+	// covers it, and is cheaper to look at than the positions, which the
+	// other side keeps writing.
+	if b.producers.Load() > 0 && len(b.room) == 0 && b.q.Len() < b.q.Cap() {
+		leaveToken(b.room)
+	}
+}
+
+// dequeued runs after every successful dequeue, once the slot is freed.
+func (b *BlockingQueue[T]) dequeued() {
+	if b.producers.Load() > 0 {
+		leaveToken(b.room)
+	}
+	// Chain: items left and consumers still parked. After Close, also let
+	// parked consumers re-check for the end of the queue.
+	if b.consumers.Load() > 0 && len(b.items) == 0 {
+		if n, closed := b.q.count(); n > 0 || closed {
+			leaveToken(b.items)
+		}
+	}
+}
+
+// leaveToken leaves a wake-up token unless one is already pending.
+func leaveToken(c chan struct{}) {
+	if len(c) > 0 {
+		return // the send would fail; len is cheaper than a select
+	}
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Close closes the queue: later Puts fail with ErrClosed, parked Puts return
+// ErrClosed, and Takes return the remaining items, then ErrClosed. Close may
+// be called more than once.
+func (b *BlockingQueue[T]) Close() {
+	b.closeOnce.Do(func() {
+		b.q.close()
+		close(b.done)
+	})
+}
+
+// Len returns the number of items queued, within [0, Cap()].
+func (b *BlockingQueue[T]) Len() int { return b.q.Len() }
+
+// Cap returns the capacity: the requested one rounded up to a power of two.
+func (b *BlockingQueue[T]) Cap() int { return b.q.Cap() }
+
+// Waiting returns how many Takes and Puts are in the slow path, parked or
+// about to park.
+func (b *BlockingQueue[T]) Waiting() (consumers, producers int) {
+	return int(b.consumers.Load()), int(b.producers.Load())
+}
