@@ -1,0 +1,130 @@
+package stages
+
+import (
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Request is what a pod asks of the node.
+type Request struct {
+	CPUMilli    int64
+	MemoryBytes int64
+}
+
+// PodRequest is a pod's effective request: the sum over its app
+// containers, or the largest init container if that is more (init
+// containers run one at a time, before the app containers).
+func PodRequest(pod *v1.Pod) Request {
+	var app, init Request
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		app.CPUMilli += effectiveRequest(c, v1.ResourceCPU, true)
+		app.MemoryBytes += effectiveRequest(c, v1.ResourceMemory, false)
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		init.CPUMilli = max(init.CPUMilli, effectiveRequest(c, v1.ResourceCPU, true))
+		init.MemoryBytes = max(init.MemoryBytes, effectiveRequest(c, v1.ResourceMemory, false))
+	}
+	return Request{CPUMilli: max(app.CPUMilli, init.CPUMilli), MemoryBytes: max(app.MemoryBytes, init.MemoryBytes)}
+}
+
+// effectiveRequest is the request, or the limit when only that is set.
+func effectiveRequest(c *v1.Container, name v1.ResourceName, milli bool) int64 {
+	if _, ok := c.Resources.Requests[name]; ok {
+		return request(c, name, milli)
+	}
+	return limit(c, name, milli)
+}
+
+// Admit decides whether a pod fits on the node next to what is already
+// admitted (used, and pods admitted so far). It returns nil when it fits,
+// else the kubelet's rejection reason.
+func Admit(pod *v1.Pod, node *Node, labels map[string]string, used Request, pods int) *Rejection {
+	if node.MaxPods > 0 && pods+1 > node.MaxPods {
+		return outOf("pods", 1, int64(pods), int64(node.MaxPods))
+	}
+	req := PodRequest(pod)
+	if req.CPUMilli > 0 && used.CPUMilli+req.CPUMilli > node.CPUMilli {
+		return outOf("cpu", req.CPUMilli, used.CPUMilli, node.CPUMilli)
+	}
+	if req.MemoryBytes > 0 && used.MemoryBytes+req.MemoryBytes > node.MemoryBytes {
+		return outOf("memory", req.MemoryBytes, used.MemoryBytes, node.MemoryBytes)
+	}
+	for k, v := range pod.Spec.NodeSelector {
+		if labels[k] != v {
+			return &Rejection{Reason: "NodeAffinity",
+				Message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"}
+		}
+	}
+	return nil
+}
+
+func outOf(res string, requested, used, capacity int64) *Rejection {
+	return &Rejection{
+		Reason: "OutOf" + res,
+		Message: fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
+			res, requested, used, capacity),
+	}
+}
+
+// Admitter is the admit stage: it keeps the ledger of admitted pods'
+// requests, so admission is a check against running totals, not a walk
+// over every pod.
+type Admitter struct {
+	Node *Node
+	// Labels are the node's labels, for nodeSelector.
+	Labels map[string]string
+
+	mu       sync.Mutex
+	admitted map[types.UID]Request
+	used     Request
+}
+
+func (a *Admitter) Handle(w *Work) Outcome {
+	a.mu.Lock()
+	if a.admitted == nil {
+		a.admitted = make(map[types.UID]Request)
+	}
+	if _, ok := a.admitted[w.UID]; ok {
+		a.mu.Unlock()
+		w.Sync.Admitted = true
+		return Next()
+	}
+	rej := Admit(w.Pod, a.Node, a.Labels, a.used, len(a.admitted))
+	if rej == nil {
+		req := PodRequest(w.Pod)
+		a.admitted[w.UID] = req
+		a.used.CPUMilli += req.CPUMilli
+		a.used.MemoryBytes += req.MemoryBytes
+	}
+	a.mu.Unlock()
+	if rej != nil {
+		podsRejected.Inc()
+		w.Sync.Rejection = rej
+		return Skip(StageStatus)
+	}
+	w.Sync.Admitted = true
+	return Next()
+}
+
+// Release returns a pod's share: it finished, or was torn down.
+func (a *Admitter) Release(uid types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if req, ok := a.admitted[uid]; ok {
+		a.used.CPUMilli -= req.CPUMilli
+		a.used.MemoryBytes -= req.MemoryBytes
+		delete(a.admitted, uid)
+	}
+}
+
+// Admitted returns the number of admitted pods and their total request.
+func (a *Admitter) Admitted() (int, Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.admitted), a.used
+}

@@ -1,0 +1,95 @@
+package stages
+
+import "time"
+
+const (
+	// A crashing container is restarted at once the first time, then after
+	// 10s, 20s, ... up to 5 minutes. A container that ran for longer than
+	// twice the maximum (10 minutes) starts over from 10s.
+	crashBackoffBase = 10 * time.Second
+	crashBackoffMax  = 5 * time.Minute
+	imageBackoffBase = 10 * time.Second
+	imageBackoffMax  = 5 * time.Minute
+	// A failing step is retried sooner: most failures are a busy runtime.
+	stepBackoffBase = 500 * time.Millisecond
+	stepBackoffMax  = time.Minute
+)
+
+// Backoff is an exponential back-off per key (a container name, an image).
+// It is plain data owned by one pod's pass, so it needs no lock.
+type Backoff struct {
+	base, max time.Duration
+	entries   map[string]backoffEntry
+}
+
+type backoffEntry struct {
+	delay      time.Duration
+	lastUpdate time.Time
+}
+
+// NewBackoff returns an empty back-off that starts at base and doubles up
+// to max.
+func NewBackoff(base, max time.Duration) Backoff {
+	return Backoff{base: base, max: max}
+}
+
+// expired reports whether an entry last updated at last no longer applies
+// to an event at t: the key behaved for twice the maximum delay.
+func (b *Backoff) expired(e backoffEntry, t time.Time) bool {
+	return t.Sub(e.lastUpdate) > 2*b.max
+}
+
+// Remaining returns how long after now key must still wait, given that the
+// failure it backs off from happened at since. Zero means go ahead.
+func (b *Backoff) Remaining(key string, since, now time.Time) time.Duration {
+	e, ok := b.entries[key]
+	if !ok || b.expired(e, since) {
+		return 0
+	}
+	if rem := since.Add(e.delay).Sub(now); rem > 0 {
+		return rem
+	}
+	return 0
+}
+
+// Delay returns the delay the next failure of key will wait.
+func (b *Backoff) Delay(key string) time.Duration {
+	return b.entries[key].delay
+}
+
+// Next records a retry of key at now and doubles its delay.
+func (b *Backoff) Next(key string, now time.Time) {
+	if b.entries == nil {
+		b.entries = make(map[string]backoffEntry)
+	}
+	e, ok := b.entries[key]
+	if !ok || b.expired(e, now) {
+		e.delay = b.base
+	} else {
+		e.delay = min(2*e.delay, b.max)
+	}
+	e.lastUpdate = now
+	b.entries[key] = e
+}
+
+// Reset forgets key.
+func (b *Backoff) Reset(key string) { delete(b.entries, key) }
+
+// stepBackoff is the retry delay after n consecutive failed passes.
+func stepBackoff(n int) time.Duration {
+	d := stepBackoffBase
+	for i := 1; i < n && d < stepBackoffMax; i++ {
+		d *= 2
+	}
+	return min(d, stepBackoffMax)
+}
+
+// Wait returns how long key must still wait after its last failure
+// recorded with Next; zero means go ahead.
+func (b *Backoff) Wait(key string, now time.Time) time.Duration {
+	e, ok := b.entries[key]
+	if !ok {
+		return 0
+	}
+	return max(e.lastUpdate.Add(e.delay).Sub(now), 0)
+}

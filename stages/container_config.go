@@ -1,0 +1,196 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+)
+
+// ErrConfig marks a container config that cannot be built from the spec
+// (an unresolvable reference, a subPath escaping its volume); the status
+// shows CreateContainerConfigError.
+var ErrConfig = errors.New("invalid container config")
+
+// ContainerConfig builds the CRI config for one container instance.
+// imageRef is the resolved image; podIPs are the sandbox's addresses.
+func ContainerConfig(pod *v1.Pod, act StartAction, imageRef string, podIPs []string, node *Node) (*runtimeapi.ContainerConfig, error) {
+	spec := act.Spec
+	env, err := containerEnv(pod, spec, podIPs, node)
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(name string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if env[i].Key == name {
+				return string(env[i].Value), true
+			}
+		}
+		return "", false
+	}
+	mounts, err := containerMounts(pod, spec, node)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &runtimeapi.ContainerConfig{
+		Metadata:   &runtimeapi.ContainerMetadata{Name: spec.Name, Attempt: act.Attempt},
+		Image:      &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: spec.Image},
+		Command:    expandAll(spec.Command, lookup),
+		Args:       expandAll(spec.Args, lookup),
+		WorkingDir: spec.WorkingDir,
+		Envs:       env,
+		Mounts:     mounts,
+		Labels: map[string]string{
+			cri.LabelPodName:       pod.Name,
+			cri.LabelPodNamespace:  pod.Namespace,
+			cri.LabelPodUID:        string(pod.UID),
+			cri.LabelContainerName: spec.Name,
+		},
+		Annotations: map[string]string{
+			cri.AnnotationContainerHash:    HashContainer(spec),
+			cri.AnnotationRestartCount:     strconv.FormatUint(uint64(act.Attempt), 10),
+			cri.AnnotationTerminationGrace: strconv.FormatInt(gracePeriod(pod), 10),
+		},
+		LogPath:   filepath.Join(spec.Name, strconv.FormatUint(uint64(act.Attempt), 10)+".log"),
+		Stdin:     spec.Stdin,
+		StdinOnce: spec.StdinOnce,
+		Tty:       spec.TTY,
+		Linux: &runtimeapi.LinuxContainerConfig{
+			Resources:       linuxResources(pod, spec, node),
+			SecurityContext: containerSecurity(pod, spec),
+		},
+	}
+	if act.Init {
+		cfg.Annotations[cri.AnnotationInitContainer] = "true"
+	}
+	return cfg, nil
+}
+
+func expandAll(in []string, lookup func(string) (string, bool)) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = expandRefs(s, lookup)
+	}
+	return out
+}
+
+// gracePeriod is the pod's termination grace period in seconds.
+func gracePeriod(pod *v1.Pod) int64 {
+	if pod.DeletionGracePeriodSeconds != nil {
+		return *pod.DeletionGracePeriodSeconds
+	}
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return v1.DefaultTerminationGracePeriodSeconds
+}
+
+// containerMounts turns volumeMounts into CRI mounts onto the volumes'
+// host directories.
+func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node) ([]*runtimeapi.Mount, error) {
+	var out []*runtimeapi.Mount
+	for _, vm := range spec.VolumeMounts {
+		vol := findVolume(pod, vm.Name)
+		if vol == nil {
+			return nil, fmt.Errorf("%w: volumeMount %q: no volume of that name", ErrConfig, vm.Name)
+		}
+		host, ok := VolumeHostPath(node, pod, vol)
+		if !ok {
+			return nil, fmt.Errorf("%w: volume %q: unsupported volume type", ErrConfig, vm.Name)
+		}
+		if vm.SubPath != "" {
+			sub, err := subPath(host, vm.SubPath)
+			if err != nil {
+				return nil, fmt.Errorf("%w: volumeMount %q: %v", ErrConfig, vm.Name, err)
+			}
+			host = sub
+		}
+		out = append(out, &runtimeapi.Mount{
+			ContainerPath: vm.MountPath,
+			HostPath:      host,
+			Readonly:      vm.ReadOnly,
+			Propagation:   propagation(vm.MountPropagation),
+		})
+	}
+	return out, nil
+}
+
+// subPath joins a volumeMount subPath onto its volume, refusing paths that
+// leave the volume.
+func subPath(volume, sub string) (string, error) {
+	if filepath.IsAbs(sub) {
+		return "", fmt.Errorf("subPath %q must be relative", sub)
+	}
+	joined := filepath.Join(volume, sub)
+	rel, err := filepath.Rel(volume, joined)
+	if err != nil || rel == ".." || len(rel) > 2 && rel[:3] == "../" {
+		return "", fmt.Errorf("subPath %q leaves the volume", sub)
+	}
+	return joined, nil
+}
+
+func propagation(m *v1.MountPropagationMode) runtimeapi.MountPropagation {
+	if m == nil {
+		return runtimeapi.MountPropagation_PROPAGATION_PRIVATE
+	}
+	switch *m {
+	case v1.MountPropagationHostToContainer:
+		return runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER
+	case v1.MountPropagationBidirectional:
+		return runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL
+	}
+	return runtimeapi.MountPropagation_PROPAGATION_PRIVATE
+}
+
+func findVolume(pod *v1.Pod, name string) *v1.Volume {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == name {
+			return &pod.Spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
+func containerSecurity(pod *v1.Pod, spec *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
+	sec := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			sec.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
+		}
+		if psc.RunAsGroup != nil {
+			sec.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
+		}
+		sec.SupplementalGroups = psc.SupplementalGroups
+	}
+	sc := spec.SecurityContext
+	if sc == nil {
+		return sec
+	}
+	if sc.RunAsUser != nil {
+		sec.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
+	}
+	if sc.RunAsGroup != nil {
+		sec.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
+	}
+	sec.Privileged = sc.Privileged != nil && *sc.Privileged
+	sec.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
+	sec.NoNewPrivs = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
+	if caps := sc.Capabilities; caps != nil {
+		sec.Capabilities = &runtimeapi.Capability{}
+		for _, c := range caps.Add {
+			sec.Capabilities.AddCapabilities = append(sec.Capabilities.AddCapabilities, string(c))
+		}
+		for _, c := range caps.Drop {
+			sec.Capabilities.DropCapabilities = append(sec.Capabilities.DropCapabilities, string(c))
+		}
+	}
+	return sec
+}

@@ -1,0 +1,208 @@
+package stages
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/proto"
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+)
+
+var configNode = &Node{Name: "node-a", IPs: []string{"192.0.2.10"}, CPUMilli: 4000, MemoryBytes: 8 << 30,
+	RootDir: "/var/lib/podline", LogsDir: "/var/log/pods"}
+
+func TestContainerConfig(t *testing.T) {
+	pod := unitPod(func(p *v1.Pod) {
+		p.Labels = map[string]string{"app": "web"}
+		c := &p.Spec.Containers[0]
+		c.Command = []string{"/bin/sh", "-c", "echo $(GREETING) $$(HOME)"}
+		c.Args = []string{"--name=$(POD)", "$(MISSING)"}
+		c.WorkingDir = "/srv"
+		c.Stdin, c.StdinOnce, c.TTY = true, true, true
+		c.Env = []v1.EnvVar{{Name: "GREETING", Value: "hi"}, envField("POD", "metadata.name")}
+	})
+	spec := &pod.Spec.Containers[0]
+	cfg, err := ContainerConfig(pod, StartAction{Spec: spec, Attempt: 3}, "sha256:0123", []string{"10.88.0.5"}, configNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %#v, want %#v", what, got, want)
+		}
+	}
+	check("name", cfg.GetMetadata().GetName(), "app")
+	check("attempt", cfg.GetMetadata().GetAttempt(), uint32(3))
+	check("image", cfg.GetImage().GetImage(), "sha256:0123")
+	check("user image", cfg.GetImage().GetUserSpecifiedImage(), "busybox:1.36")
+	check("command", cfg.GetCommand(), []string{"/bin/sh", "-c", "echo hi $(HOME)"})
+	check("args", cfg.GetArgs(), []string{"--name=web", "$(MISSING)"})
+	check("workingDir", cfg.GetWorkingDir(), "/srv")
+	check("stdin/stdinOnce/tty", []bool{cfg.GetStdin(), cfg.GetStdinOnce(), cfg.GetTty()}, []bool{true, true, true})
+	check("labels", cfg.GetLabels(), map[string]string{
+		cri.LabelPodName: "web", cri.LabelPodNamespace: "default", cri.LabelPodUID: "uid-web", cri.LabelContainerName: "app",
+	})
+	check("annotations", cfg.GetAnnotations(), map[string]string{
+		cri.AnnotationContainerHash:    HashContainer(spec),
+		cri.AnnotationRestartCount:     "3",
+		cri.AnnotationTerminationGrace: "30",
+	})
+	check("log path", cfg.GetLogPath(), "app/3.log")
+	check("envs", len(cfg.GetEnvs()), 2)
+	if cfg.GetLinux().GetResources() == nil || cfg.GetLinux().GetSecurityContext().GetNamespaceOptions() == nil {
+		t.Errorf("linux config incomplete: %s", prototext.Format(cfg.GetLinux()))
+	}
+
+	initCfg, err := ContainerConfig(pod, StartAction{Spec: spec, Init: true}, "sha256:0123", nil, configNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("init annotation", initCfg.GetAnnotations()[cri.AnnotationInitContainer], "true")
+	check("first attempt log path", initCfg.GetLogPath(), "app/0.log")
+	check("first attempt restart count", initCfg.GetAnnotations()[cri.AnnotationRestartCount], "0")
+}
+
+func TestContainerConfigGracePeriod(t *testing.T) {
+	f := func(name string, spec, deletion *int64, want string) {
+		t.Helper()
+		pod := unitPod(func(p *v1.Pod) {
+			p.Spec.TerminationGracePeriodSeconds = spec
+			p.DeletionGracePeriodSeconds = deletion
+		})
+		cfg, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.GetAnnotations()[cri.AnnotationTerminationGrace]; got != want {
+			t.Errorf("%s: grace %s, want %s", name, got, want)
+		}
+	}
+	f("default", nil, nil, "30")
+	f("from the spec", ptrOf(int64(5)), nil, "5")
+	f("zero in the spec", ptrOf(int64(0)), nil, "0")
+	f("a deletion's grace wins", ptrOf(int64(5)), ptrOf(int64(1)), "1")
+}
+
+func TestContainerConfigMounts(t *testing.T) {
+	host := v1.HostPathDirectory
+	pod := unitPod(func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{
+			{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+			{Name: "logs", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/log/app", Type: &host}}},
+			{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}},
+		}
+	})
+	emptyDir := "/var/lib/podline/pods/uid-web/volumes/kubernetes.io~empty-dir/scratch"
+	f := func(name string, vm v1.VolumeMount, want *runtimeapi.Mount) {
+		t.Helper()
+		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{vm}
+		cfg, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(cfg.GetMounts()) != 1 || !proto.Equal(cfg.GetMounts()[0], want) {
+			t.Errorf("%s:\n got %v\nwant %s", name, cfg.GetMounts(), prototext.Format(want))
+		}
+	}
+	private := runtimeapi.MountPropagation_PROPAGATION_PRIVATE
+	mode := func(m v1.MountPropagationMode) *v1.MountPropagationMode { return &m }
+
+	f("emptyDir", v1.VolumeMount{Name: "scratch", MountPath: "/tmp"},
+		&runtimeapi.Mount{ContainerPath: "/tmp", HostPath: emptyDir, Propagation: private})
+	f("hostPath, read-only", v1.VolumeMount{Name: "logs", MountPath: "/logs", ReadOnly: true},
+		&runtimeapi.Mount{ContainerPath: "/logs", HostPath: "/var/log/app", Readonly: true, Propagation: private})
+	f("subPath", v1.VolumeMount{Name: "scratch", MountPath: "/data", SubPath: "a/b"},
+		&runtimeapi.Mount{ContainerPath: "/data", HostPath: emptyDir + "/a/b", Propagation: private})
+	f("subPath that stays inside after cleaning", v1.VolumeMount{Name: "logs", MountPath: "/x", SubPath: "a/../b"},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app/b", Propagation: private})
+	f("subPath named like a parent but not one", v1.VolumeMount{Name: "logs", MountPath: "/x", SubPath: "..data"},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app/..data", Propagation: private})
+	f("propagation HostToContainer", v1.VolumeMount{Name: "logs", MountPath: "/x", MountPropagation: mode(v1.MountPropagationHostToContainer)},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Propagation: runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER})
+	f("propagation Bidirectional", v1.VolumeMount{Name: "logs", MountPath: "/x", MountPropagation: mode(v1.MountPropagationBidirectional)},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL})
+	f("propagation None", v1.VolumeMount{Name: "logs", MountPath: "/x", MountPropagation: mode(v1.MountPropagationNone)},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Propagation: private})
+
+	bad := func(name string, vm v1.VolumeMount, wantMsg string) {
+		t.Helper()
+		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{vm}
+		_, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), wantMsg) {
+			t.Errorf("%s: error %v, want ErrConfig mentioning %q", name, err, wantMsg)
+		}
+	}
+	bad("no such volume", v1.VolumeMount{Name: "nope", MountPath: "/x"}, `volumeMount "nope": no volume of that name`)
+	bad("unsupported volume type", v1.VolumeMount{Name: "cfg", MountPath: "/x"}, `volume "cfg": unsupported volume type`)
+	bad("subPath escaping", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "../other"}, "leaves the volume")
+	bad("subPath escaping after a detour", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "a/../../other"}, "leaves the volume")
+	bad("subPath of the parent itself", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: ".."}, "leaves the volume")
+	bad("absolute subPath", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "/etc"}, "must be relative")
+}
+
+func TestContainerConfigErrorFromEnv(t *testing.T) {
+	pod := unitPod(func(p *v1.Pod) { p.Spec.Containers[0].Env = []v1.EnvVar{envField("X", "spec.unknown")} })
+	_, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+	if !errors.Is(err, ErrConfig) {
+		t.Errorf("error %v, want ErrConfig", err)
+	}
+}
+
+func TestContainerSecurity(t *testing.T) {
+	f := func(name string, psc *v1.PodSecurityContext, sc *v1.SecurityContext, want *runtimeapi.LinuxContainerSecurityContext) {
+		t.Helper()
+		pod := unitPod(func(p *v1.Pod) {
+			p.Spec.SecurityContext = psc
+			p.Spec.Containers[0].SecurityContext = sc
+		})
+		want.NamespaceOptions = &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD,
+			Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
+		got := containerSecurity(pod, &pod.Spec.Containers[0])
+		if !proto.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, prototext.Format(got), prototext.Format(want))
+		}
+	}
+	i64 := func(v int64) *runtimeapi.Int64Value { return &runtimeapi.Int64Value{Value: v} }
+	yes, no := true, false
+
+	f("nothing set", nil, nil, &runtimeapi.LinuxContainerSecurityContext{})
+	f("pod level", &v1.PodSecurityContext{RunAsUser: ptrOf(int64(1000)), RunAsGroup: ptrOf(int64(2000)), SupplementalGroups: []int64{5, 6}}, nil,
+		&runtimeapi.LinuxContainerSecurityContext{RunAsUser: i64(1000), RunAsGroup: i64(2000), SupplementalGroups: []int64{5, 6}})
+	f("container overrides the pod", &v1.PodSecurityContext{RunAsUser: ptrOf(int64(1000)), RunAsGroup: ptrOf(int64(2000))},
+		&v1.SecurityContext{RunAsUser: ptrOf(int64(0)), RunAsGroup: ptrOf(int64(7))},
+		&runtimeapi.LinuxContainerSecurityContext{RunAsUser: i64(0), RunAsGroup: i64(7)})
+	f("container flags", nil, &v1.SecurityContext{Privileged: &yes, ReadOnlyRootFilesystem: &yes, AllowPrivilegeEscalation: &no,
+		Capabilities: &v1.Capabilities{Add: []v1.Capability{"NET_ADMIN", "SYS_TIME"}, Drop: []v1.Capability{"ALL"}}},
+		&runtimeapi.LinuxContainerSecurityContext{Privileged: true, ReadonlyRootfs: true, NoNewPrivs: true,
+			Capabilities: &runtimeapi.Capability{AddCapabilities: []string{"NET_ADMIN", "SYS_TIME"}, DropCapabilities: []string{"ALL"}}})
+	f("privilege escalation allowed", nil, &v1.SecurityContext{Privileged: &no, AllowPrivilegeEscalation: &yes},
+		&runtimeapi.LinuxContainerSecurityContext{})
+}
+
+func TestSubPath(t *testing.T) {
+	vol := filepath.Join("/", "vol")
+	f := func(sub, want string, wantErr bool) {
+		t.Helper()
+		got, err := subPath(vol, sub)
+		if (err != nil) != wantErr || got != want {
+			t.Errorf("subPath(%q) = %q, %v; want %q, error %v", sub, got, err, want, wantErr)
+		}
+	}
+	f("a", "/vol/a", false)
+	f("a/b/", "/vol/a/b", false)
+	f("./a", "/vol/a", false)
+	f(".", "/vol", false)
+	f("...", "/vol/...", false)
+	f("..", "", true)
+	f("../vol2", "", true)
+	f("a/../..", "", true)
+	f("/abs", "", true)
+}

@@ -1,0 +1,208 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/pleg"
+)
+
+// minKillGrace is the shortest time a container gets to stop: even a
+// forced deletion gives it a moment to flush, as the kubelet does.
+const minKillGrace = 2 * time.Second
+
+// ContainerStage starts, restarts and stops a pod's containers according
+// to PlanContainers.
+type ContainerStage struct {
+	Runtime ContainerRuntime
+	Images  ImageRuntime
+	Cache   *pleg.Cache
+	Node    *Node
+}
+
+func (s *ContainerStage) Handle(w *Work) Outcome {
+	if w.Teardown {
+		return s.teardown(w)
+	}
+	pod, now := w.Pod, time.Now()
+	rt := s.Cache.Get(w.UID)
+	sb := rt.CurrentSandbox()
+	if sb == nil || sb.State != pleg.SandboxReady {
+		return Next()
+	}
+	plan := PlanContainers(pod, rt, &w.Sync.Crash, now)
+	w.Sync.Waiting = plan.Waiting
+	w.RequeueAfter(plan.RetryAfter)
+	for _, id := range plan.Remove {
+		if err := s.Runtime.RemoveContainer(w.Context(), id); err != nil && !cri.IsNotFound(err) {
+			return Fail(fmt.Errorf("remove dead container %s: %w", id, err))
+		}
+		s.Cache.RemoveContainer(w.UID, id)
+	}
+	if len(plan.Kill) > 0 {
+		return Outcome{Async: s.kill(w.UID, plan.Kill, podGrace(pod))}
+	}
+	sandboxCfg := SandboxConfig(pod, sb.Attempt, s.Node)
+	var errs []error
+	for _, act := range plan.Start {
+		if err := s.start(w, act, sb, sandboxCfg); err != nil {
+			errs = append(errs, fmt.Errorf("start container %s: %w", act.Spec.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Fail(err)
+	}
+	return Next()
+}
+
+// podGrace is how long the pod's containers get to stop.
+func podGrace(pod *v1.Pod) time.Duration {
+	return max(time.Duration(gracePeriod(pod))*time.Second, minKillGrace)
+}
+
+// teardown stops every running container of the pod, in the background.
+func (s *ContainerStage) teardown(w *Work) Outcome {
+	rt := s.Cache.Get(w.UID)
+	if rt == nil {
+		return Next()
+	}
+	var kills []KillAction
+	grace := time.Duration(v1.DefaultTerminationGracePeriodSeconds) * time.Second
+	for _, c := range rt.Containers {
+		if c.State == pleg.ContainerRunning || c.State == pleg.ContainerCreated || c.State == pleg.ContainerUnknown {
+			kills = append(kills, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "pod is being removed"})
+		}
+	}
+	if len(kills) == 0 {
+		return Next()
+	}
+	if w.Pod != nil {
+		grace = podGrace(w.Pod)
+	}
+	return Outcome{Async: s.kill(w.UID, kills, grace)}
+}
+
+// kill stops containers in parallel, each with the whole grace period,
+// and records their final state.
+func (s *ContainerStage) kill(uid types.UID, kills []KillAction, grace time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		errs := make([]error, len(kills))
+		for i, k := range kills {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.stopOne(ctx, uid, k, grace)
+			}()
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
+
+func (s *ContainerStage) stopOne(ctx context.Context, uid types.UID, k KillAction, grace time.Duration) error {
+	err := s.Runtime.StopContainer(ctx, k.ID, grace)
+	if cri.IsNotFound(err) {
+		s.Cache.RemoveContainer(uid, k.ID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stop container %s (%s): %w", k.Name, k.Reason, err)
+	}
+	st, err := s.Runtime.ContainerStatus(ctx, k.ID)
+	switch {
+	case cri.IsNotFound(err):
+		s.Cache.RemoveContainer(uid, k.ID)
+	case err != nil:
+		return fmt.Errorf("inspect stopped container %s: %w", k.Name, err)
+	default:
+		s.Cache.UpsertContainer(uid, pleg.ContainerFromStatus(st, k.SandboxID))
+	}
+	return nil
+}
+
+// start pulls the image, creates and starts one container, recording each
+// step in the cache so the next plan sees it without an inspection.
+func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandboxCfg *runtimeapi.PodSandboxConfig) error {
+	ctx, pod, name := w.Context(), w.Pod, act.Spec.Name
+	imageRef, err := s.ensureImage(w, act.Spec, sandboxCfg)
+	if err != nil {
+		return err
+	}
+	ips := sb.IPs
+	if pod.Spec.HostNetwork {
+		ips = s.Node.IPs
+	}
+	cfg, err := ContainerConfig(pod, act, imageRef, ips, s.Node)
+	if err != nil {
+		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
+		return err
+	}
+	if err := s.prepareDirs(pod, act); err != nil {
+		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
+		return err
+	}
+	id, err := s.Runtime.CreateContainer(ctx, sb.ID, cfg, sandboxCfg)
+	if err != nil {
+		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
+		return err
+	}
+	c := &pleg.Container{
+		ID: id, SandboxID: sb.ID, Name: name, Attempt: act.Attempt, State: pleg.ContainerCreated,
+		Hash: cfg.Annotations[hashKey], Init: act.Init, Image: act.Spec.Image, ImageRef: imageRef,
+		CreatedAt: time.Now(),
+	}
+	s.Cache.UpsertContainer(w.UID, c)
+	if act.Attempt > 0 {
+		// A restart: the next failure waits longer.
+		w.Sync.Crash.Next(name, time.Now())
+	}
+	if err := s.Runtime.StartContainer(ctx, id); err != nil {
+		w.Sync.setWaiting(name, "RunContainerError", err.Error())
+		return err
+	}
+	running := *c
+	running.State, running.StartedAt = pleg.ContainerRunning, time.Now()
+	s.Cache.UpsertContainer(w.UID, &running)
+	delete(w.Sync.Waiting, name)
+	return nil
+}
+
+// prepareDirs makes the subPath directories inside emptyDir volumes,
+// which the runtime expects to exist. (The runtime makes the container's
+// log directory inside the pod's.)
+func (s *ContainerStage) prepareDirs(pod *v1.Pod, act StartAction) error {
+	for _, vm := range act.Spec.VolumeMounts {
+		vol := findVolume(pod, vm.Name)
+		if vm.SubPath == "" || vol == nil || vol.EmptyDir == nil {
+			continue
+		}
+		host, _ := VolumeHostPath(s.Node, pod, vol)
+		dir, err := subPath(host, vm.SubPath)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var hashKey = cri.AnnotationContainerHash
+
+func (ps *PodSync) setWaiting(name, reason, msg string) {
+	if ps.Waiting == nil {
+		ps.Waiting = make(map[string]Waiting)
+	}
+	ps.Waiting[name] = Waiting{Reason: reason, Message: msg}
+}

@@ -1,0 +1,213 @@
+package stages
+
+import (
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/pleg"
+)
+
+// KillAction stops one running container.
+type KillAction struct {
+	ID, Name, SandboxID string
+	Reason              string
+}
+
+// StartAction creates and starts one container.
+type StartAction struct {
+	Spec    *v1.Container
+	Init    bool
+	Attempt uint32
+}
+
+// ContainerPlan is what the containers stage does for one pass. Kills run
+// first; starts only run when there is nothing to kill, so a container is
+// never started beside the instance it replaces.
+type ContainerPlan struct {
+	Kill  []KillAction
+	Start []StartAction
+	// Remove are dead instances to delete: all but the newest one of each
+	// container, which the status keeps as lastState.
+	Remove []string
+	// Waiting is why containers that are not running wait.
+	Waiting map[string]Waiting
+	// RetryAfter is when the earliest back-off expires.
+	RetryAfter time.Duration
+}
+
+func (p *ContainerPlan) wait(name, reason, msg string) {
+	if p.Waiting == nil {
+		p.Waiting = make(map[string]Waiting)
+	}
+	p.Waiting[name] = Waiting{Reason: reason, Message: msg}
+}
+
+func (p *ContainerPlan) retryIn(d time.Duration) {
+	if d > 0 && (p.RetryAfter == 0 || d < p.RetryAfter) {
+		p.RetryAfter = d
+	}
+}
+
+// shouldRestart applies the pod's restart policy to an exited container.
+func shouldRestart(policy v1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// nextAttempt is the attempt number of the next instance of a container:
+// one past the newest in any sandbox, so restart counts survive sandbox
+// recreation and podline restarts.
+func nextAttempt(rt *pleg.Pod, name string) uint32 {
+	if c := rt.Latest(name); c != nil {
+		return c.Attempt + 1
+	}
+	return 0
+}
+
+// PlanContainers decides the container work for a pod whose sandbox is
+// ready. crash holds the pod's restart back-off (read only here).
+func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, now time.Time) ContainerPlan {
+	var plan ContainerPlan
+	sb := rt.CurrentSandbox()
+	if sb == nil || sb.State != pleg.SandboxReady {
+		return plan
+	}
+	planStrays(pod, rt, sb.ID, &plan)
+	planGC(rt, &plan)
+	if !planInit(pod, rt, sb.ID, crash, now, &plan) {
+		for i := range pod.Spec.Containers {
+			plan.wait(pod.Spec.Containers[i].Name, "PodInitializing", "")
+		}
+	} else {
+		for i := range pod.Spec.Containers {
+			planApp(pod, &pod.Spec.Containers[i], rt, sb.ID, crash, now, &plan)
+		}
+	}
+	if len(plan.Kill) > 0 {
+		plan.Start = nil
+	}
+	return plan
+}
+
+// planStrays kills running containers that should not run: ones in stale
+// sandboxes, ones no longer in the spec, and older duplicates of a name.
+func planStrays(pod *v1.Pod, rt *pleg.Pod, sandboxID string, plan *ContainerPlan) {
+	wanted := make(map[string]bool, len(pod.Spec.Containers)+len(pod.Spec.InitContainers))
+	for i := range pod.Spec.InitContainers {
+		wanted[pod.Spec.InitContainers[i].Name] = true
+	}
+	for i := range pod.Spec.Containers {
+		wanted[pod.Spec.Containers[i].Name] = true
+	}
+	newest := make(map[string]bool)
+	for _, c := range rt.Containers {
+		if c.State != pleg.ContainerRunning && c.State != pleg.ContainerCreated {
+			continue
+		}
+		switch {
+		case c.SandboxID != sandboxID:
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "its sandbox was replaced"})
+		case !wanted[c.Name]:
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "not in the pod spec"})
+		case newest[c.Name]:
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "a newer instance exists"})
+		default:
+			newest[c.Name] = true
+		}
+	}
+}
+
+// planGC removes dead instances beyond the newest dead one of each name:
+// that one is the container's lastState, as the kubelet keeps it.
+func planGC(rt *pleg.Pod, plan *ContainerPlan) {
+	keptDead := make(map[string]bool)
+	for _, c := range rt.Containers {
+		if c.State != pleg.ContainerExited {
+			continue
+		}
+		if keptDead[c.Name] {
+			plan.Remove = append(plan.Remove, c.ID)
+		}
+		keptDead[c.Name] = true
+	}
+}
+
+// planInit walks the init containers in order and plans the first one not
+// done. It reports whether all are done.
+func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now time.Time, plan *ContainerPlan) bool {
+	// Once an app container exists in this sandbox the init phase is over,
+	// even if garbage collection removed the init containers since.
+	for i := range pod.Spec.Containers {
+		if rt.LatestIn(sandboxID, pod.Spec.Containers[i].Name) != nil {
+			return true
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		spec := &pod.Spec.InitContainers[i]
+		c := rt.LatestIn(sandboxID, spec.Name)
+		switch {
+		case c == nil:
+			plan.Start = append(plan.Start, StartAction{Spec: spec, Init: true, Attempt: nextAttempt(rt, spec.Name)})
+			return false
+		case c.State == pleg.ContainerExited && c.ExitCode == 0:
+			continue
+		case c.State == pleg.ContainerExited:
+			if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+				return false // the pod has failed
+			}
+			restartAfterBackoff(spec, c, rt, true, crash, now, plan)
+			return false
+		case c.State == pleg.ContainerCreated:
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
+			return false
+		case c.State == pleg.ContainerRunning && c.Hash != "" && c.Hash != HashContainer(spec):
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
+			return false
+		default: // running, or unknown: wait for it
+			return false
+		}
+	}
+	return true
+}
+
+func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, crash *Backoff, now time.Time, plan *ContainerPlan) {
+	c := rt.LatestIn(sandboxID, spec.Name)
+	switch {
+	case c == nil:
+		plan.Start = append(plan.Start, StartAction{Spec: spec, Attempt: nextAttempt(rt, spec.Name)})
+		plan.wait(spec.Name, "ContainerCreating", "")
+	case c.State == pleg.ContainerRunning:
+		if c.Hash != "" && c.Hash != HashContainer(spec) {
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
+		}
+	case c.State == pleg.ContainerCreated:
+		plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
+	case c.State == pleg.ContainerExited:
+		if shouldRestart(pod.Spec.RestartPolicy, c.ExitCode) {
+			restartAfterBackoff(spec, c, rt, false, crash, now, plan)
+		}
+	}
+}
+
+// restartAfterBackoff restarts an exited container now, or records the
+// CrashLoopBackOff wait and when to come back.
+func restartAfterBackoff(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, init bool, crash *Backoff, now time.Time, plan *ContainerPlan) {
+	finished := c.FinishedAt
+	if finished.IsZero() {
+		finished = now
+	}
+	if rem := crash.Remaining(spec.Name, finished, now); rem > 0 {
+		plan.wait(spec.Name, "CrashLoopBackOff",
+			fmt.Sprintf("back-off %s restarting failed container=%s", crash.Delay(spec.Name), spec.Name))
+		plan.retryIn(rem)
+		return
+	}
+	plan.Start = append(plan.Start, StartAction{Spec: spec, Init: init, Attempt: nextAttempt(rt, spec.Name)})
+}

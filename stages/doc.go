@@ -1,0 +1,78 @@
+// Package stages is podline's pod pipeline: pod work flows through five
+// bounded lock-free queues, each drained by its own worker pool:
+//
+//	admit → volumes → sandbox → containers → status
+//
+// The package owns the pipeline's per-pod memory (admission, back-off,
+// waiting reasons) and the decisions each stage makes. It does not own the
+// runtime (cri/), the observed runtime state (pleg/) or where pods come from
+// (sources/); those arrive through narrow interfaces wired in cmd/.
+//
+// # Passes
+//
+// A pass is one trip of one pod through a route of stages. A pod is in at
+// most one stage at a time: a pass holds the pod from its first stage to its
+// last. Updates that arrive meanwhile (a new spec, a runtime event, a retry
+// timer) are coalesced into one pending flag on the pod, and the pass that
+// follows reads the latest spec: latest wins. Routes:
+//
+//	first sync   admit → volumes → sandbox → containers → status
+//	sync         volumes → sandbox → containers → status
+//	rejected     status
+//	teardown     containers → sandbox → volumes → status
+//
+// Each stage's decision (what to create, kill or restart) is a pure function
+// of the desired pod and the observed runtime state (PlanSandbox,
+// PlanContainers, PodStatus, Admit): the stage plans, then executes the plan.
+//
+// # Pod lifecycle
+//
+//	          ADD
+//	           │
+//	           ▼            reject
+//	       ┌────────┐ ───────────────► Rejected (phase Failed, never runs)
+//	       │ admit  │
+//	       └────────┘
+//	           │ admitted
+//	           ▼
+//	       ┌────────┐  step fails: status shows why, retry after back-off
+//	┌─────►│ syncing│◄──────────────────────────────────────────┐
+//	│      └────────┘                                           │
+//	│          │ sandbox ready, containers started              │
+//	│          ▼                                                │
+//	│      ┌────────┐  container exits (runtime event):         │
+//	│      │ running│──── restart now, or CrashLoopBackOff ─────┘
+//	│      └────────┘     (10s doubling to 5m, reset after 10m up)
+//	│          │ all containers done and none restart
+//	│          ▼
+//	│      ┌────────┐
+//	│      │finished│  sandbox stopped, containers kept for their status
+//	│      └────────┘  and logs (phase Succeeded or Failed)
+//	│          │
+//	│  UPDATE  │ REMOVE / DELETE (from any state)
+//	└──────────┤
+//	           ▼
+//	       ┌─────────┐ containers stopped within the grace period, then
+//	       │tearing  │ sandboxes stopped and removed, volumes and pod
+//	       │down     │ cgroup removed
+//	       └─────────┘
+//	           │
+//	           ▼
+//	       forgotten (unless re-added meanwhile: then a sync pass follows)
+//
+// # Backpressure
+//
+// At most Window passes are in flight, and every queue holds at least Window
+// items, so a stage handing a pass to the next never blocks and the stage
+// graph (which has cycles: teardown runs it backwards) cannot deadlock.
+// Whoever starts a pass (the source dispatcher, the lifecycle events, the
+// retry timer) parks while the window is full: that is the pipeline pushing
+// back on its producers.
+//
+// # Restarts
+//
+// podline keeps no state of its own on disk. After a restart the first
+// relist fills the runtime cache from the CRI labels, the sources deliver
+// the same pods (static pods have content-derived UIDs), and the plans find
+// the sandboxes and containers already there: nothing is created twice.
+package stages

@@ -1,0 +1,215 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// submit starts a pass for rec, or marks one pending if a pass is in
+// flight. It parks while the window is full.
+func (p *Pipeline) submit(rec *podRecord) {
+	rec.mu.Lock()
+	if rec.inFlight {
+		rec.pending = true
+		rec.mu.Unlock()
+		return
+	}
+	rec.inFlight = true
+	rec.mu.Unlock()
+
+	<-p.started
+	if !p.acquire() {
+		rec.mu.Lock()
+		rec.inFlight = false
+		rec.mu.Unlock()
+		return
+	}
+	rec.mu.Lock()
+	w := rec.startPassLocked(p.ctx, time.Now())
+	rec.mu.Unlock()
+	passesTotal.Inc()
+	p.enqueue(w)
+}
+
+// acquire takes an in-flight slot, parking while none is free. It fails
+// only when podline stops.
+func (p *Pipeline) acquire() bool {
+	select {
+	case p.gate <- struct{}{}:
+		passesInFlight.Inc()
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}
+
+func (p *Pipeline) release() {
+	<-p.gate
+	passesInFlight.Dec()
+}
+
+// enqueue hands w to its current stage. The window guarantees room; a full
+// queue here is a bug, and blocking would risk deadlocking the stage graph.
+func (p *Pipeline) enqueue(w *Work) {
+	s := w.Stage()
+	w.enqueuedAt = time.Now()
+	if !p.queues[s].TryPut(w) {
+		panic(fmt.Sprintf("BUG: stage %s queue full with a slot in hand (window %d)", s, p.cfg.Window))
+	}
+	stageQueueDepth[s].Inc()
+}
+
+func (p *Pipeline) worker(ctx context.Context, s StageID) {
+	q := p.queues[s]
+	h := p.cfg.Handlers[s]
+	for {
+		w, err := q.Take(ctx)
+		if err != nil {
+			return
+		}
+		stageQueueDepth[s].Dec()
+		start := time.Now()
+		stageQueueWait[s].Update(start.Sub(w.enqueuedAt).Seconds())
+		out := h.Handle(w)
+		stageDuration[s].UpdateDuration(start)
+		p.advance(w, out)
+	}
+}
+
+// advance moves w on after its stage returned out.
+func (p *Pipeline) advance(w *Work, out Outcome) {
+	if out.Async != nil {
+		w.asyncRounds++
+		if w.asyncRounds <= maxAsyncRounds {
+			passesAsync.Inc()
+			p.release()
+			go p.runAsync(w, out.Async)
+			return
+		}
+		out = Fail(fmt.Errorf("%s: %w after %d background steps", w.Stage(), errNotConverging, maxAsyncRounds))
+	}
+	if out.Err != nil {
+		p.failStep(w, out.Err)
+		return
+	}
+	next := w.step + 1
+	if out.skip {
+		next = w.indexOf(out.SkipTo)
+	}
+	p.moveTo(w, next)
+}
+
+func (w *Work) indexOf(s StageID) int {
+	if i := slices.Index(w.route[w.step+1:], s); i >= 0 {
+		return w.step + 1 + i
+	}
+	return len(w.route)
+}
+
+func (p *Pipeline) moveTo(w *Work, step int) {
+	w.step = step
+	if w.step >= len(w.route) {
+		p.finish(w)
+		return
+	}
+	p.enqueue(w)
+}
+
+// failStep records a failure and sends the pass to the status stage, so
+// the failure shows in the pod's status, then to a retry.
+func (p *Pipeline) failStep(w *Work, err error) {
+	s := w.Stage()
+	if w.err == nil {
+		w.err = fmt.Errorf("%s: %w", s, err)
+	}
+	if w.ctx.Err() == nil || p.ctx.Err() != nil {
+		stageFailures[s].Inc()
+	}
+	if s == StageStatus {
+		p.finish(w)
+		return
+	}
+	p.moveTo(w, w.indexOf(StageStatus))
+}
+
+// runAsync does a stage's slow work outside the window, then returns the
+// pass to the same stage to re-plan.
+func (p *Pipeline) runAsync(w *Work, fn func(context.Context) error) {
+	err := fn(w.ctx)
+	if !p.acquire() {
+		p.abandon(w)
+		return
+	}
+	if err != nil {
+		p.failStep(w, err)
+		return
+	}
+	p.enqueue(w)
+}
+
+// abandon drops a pass when podline stops.
+func (p *Pipeline) abandon(w *Work) {
+	w.cancel()
+	w.rec.mu.Lock()
+	w.rec.inFlight = false
+	w.rec.mu.Unlock()
+}
+
+// finish ends a pass: it starts the pending one, or frees the slot and
+// schedules a retry or a requested re-run.
+func (p *Pipeline) finish(w *Work) {
+	rec, s := w.rec, w.Sync
+	superseded := errors.Is(w.ctx.Err(), context.Canceled) && p.ctx.Err() == nil
+	w.cancel()
+	var delay time.Duration
+	switch {
+	case w.err == nil:
+		s.Failures = 0
+		delay = w.requeueAfter
+	case !superseded:
+		s.Failures++
+		delay = stepBackoff(s.Failures)
+		p.cfg.Log.Warn("pod sync failed", "pod", w.PodName(), "uid", w.UID,
+			"err", w.err, "retry_in", delay)
+	}
+	s.LastErr = w.err
+	tornDown := w.Teardown && w.err == nil
+
+	rec.mu.Lock()
+	rec.cancel = nil
+	if rec.pending && p.ctx.Err() == nil {
+		next := rec.startPassLocked(p.ctx, time.Now())
+		rec.mu.Unlock()
+		if tornDown && p.cfg.OnTornDown != nil {
+			p.cfg.OnTornDown(w.UID, w.Removed)
+		}
+		passesTotal.Inc()
+		p.enqueue(next)
+		return
+	}
+	rec.inFlight = false
+	forget := tornDown && rec.removed
+	rec.mu.Unlock()
+	p.release()
+
+	if tornDown && p.cfg.OnTornDown != nil {
+		p.cfg.OnTornDown(w.UID, w.Removed)
+	}
+	switch {
+	case forget:
+		p.forget(rec)
+	case delay > 0:
+		p.retry.After(rec.uid, delay)
+	}
+}
+
+// PodName names the pod for logs: namespace/name.
+func (w *Work) PodName() string {
+	if w.Pod != nil {
+		return w.Pod.Namespace + "/" + w.Pod.Name
+	}
+	return w.Sync.OrphanNamespace + "/" + w.Sync.OrphanName
+}

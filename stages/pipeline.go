@@ -1,0 +1,242 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/pleg"
+)
+
+// Config wires a pipeline. Every handler is required.
+type Config struct {
+	// Window is the number of passes in flight at once; every stage queue
+	// holds at least this many, which is what keeps hand-offs non-blocking.
+	Window int
+	// Workers per stage.
+	Workers  [NumStages]int
+	Handlers [NumStages]Handler
+	// Cache is the observed runtime state, used to find orphans: pods in the
+	// runtime that no source knows.
+	Cache *pleg.Cache
+	// OnTornDown is called after a teardown pass succeeded; removed is set
+	// when no source has the pod any more.
+	OnTornDown func(uid types.UID, removed bool)
+	Log        *slog.Logger
+}
+
+// DefaultWorkers suits a real runtime on a small node and a fake runtime
+// with containerd-like latencies at 10,000 pods: the sandbox and container
+// stages spend their time waiting on the runtime, so they get many workers;
+// a parked worker costs a small stack and no CPU.
+var DefaultWorkers = [NumStages]int{StageAdmit: 2, StageVolumes: 8, StageSandbox: 64, StageContainers: 64, StageStatus: 4}
+
+// maxAsyncRounds bounds background steps in one pass.
+const maxAsyncRounds = 4
+
+// Pipeline runs pods through the stages. See the package doc.
+type Pipeline struct {
+	cfg    Config
+	queues [NumStages]*BlockingQueue[*Work]
+	// gate holds one token per pass in flight.
+	gate  chan struct{}
+	retry *retryTimer
+
+	ctx     context.Context
+	started chan struct{}
+	ready   atomic.Bool // every source has delivered once
+
+	mu      sync.Mutex
+	records map[types.UID]*podRecord
+}
+
+// New checks cfg and builds a pipeline; Run starts it.
+func New(cfg Config) (*Pipeline, error) {
+	if cfg.Window < 1 {
+		return nil, fmt.Errorf("pipeline window must be at least 1, got %d", cfg.Window)
+	}
+	for s := StageID(0); s < NumStages; s++ {
+		if cfg.Handlers[s] == nil {
+			return nil, fmt.Errorf("no handler for stage %s", s)
+		}
+		if cfg.Workers[s] < 1 {
+			return nil, fmt.Errorf("stage %s needs at least one worker, got %d", s, cfg.Workers[s])
+		}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	p := &Pipeline{
+		cfg:     cfg,
+		gate:    make(chan struct{}, cfg.Window),
+		started: make(chan struct{}),
+		records: make(map[types.UID]*podRecord),
+	}
+	for s := range p.queues {
+		p.queues[s] = NewBlockingQueue[*Work](cfg.Window)
+	}
+	p.retry = newRetryTimer(p.Sync)
+	return p, nil
+}
+
+// Run starts the workers and blocks until ctx ends. Pods keep running when
+// podline stops; the next start adopts them.
+func (p *Pipeline) Run(ctx context.Context) {
+	p.ctx = ctx
+	var wg sync.WaitGroup
+	for s := StageID(0); s < NumStages; s++ {
+		for range p.cfg.Workers[s] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.worker(ctx, s)
+			}()
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.retry.Run(ctx)
+	}()
+	close(p.started)
+	<-ctx.Done()
+	for _, q := range p.queues {
+		q.Close()
+	}
+	wg.Wait()
+}
+
+// Upsert hands the pipeline the latest desired state of a pod (added,
+// updated, or marked for graceful deletion). It parks while the window is
+// full.
+func (p *Pipeline) Upsert(pod *v1.Pod) {
+	uid := pod.UID
+	p.mu.Lock()
+	rec := p.records[uid]
+	if rec == nil {
+		rec = newRecord(uid, time.Now())
+		p.records[uid] = rec
+		podsKnown.Inc()
+	}
+	p.mu.Unlock()
+
+	rec.mu.Lock()
+	rec.desired = pod
+	rec.removed = false
+	p.supersedeLocked(rec)
+	rec.mu.Unlock()
+	p.submit(rec)
+}
+
+// Remove tears a pod down and forgets it: no source has it any more.
+func (p *Pipeline) Remove(uid types.UID) {
+	p.mu.Lock()
+	rec := p.records[uid]
+	p.mu.Unlock()
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	rec.removed = true
+	p.supersedeLocked(rec)
+	rec.mu.Unlock()
+	p.submit(rec)
+}
+
+// supersedeLocked cancels a sync pass in flight when the pod must now be
+// torn down, so a slow pull or start does not delay the stop.
+func (p *Pipeline) supersedeLocked(rec *podRecord) {
+	if rec.tearingDown() && rec.syncPass && rec.cancel != nil {
+		rec.cancel()
+	}
+}
+
+// Sync asks for a pass of a pod whose runtime state changed, or whose
+// back-off expired. A pod no source knows is torn down once every source
+// has delivered, so runtime leftovers of deleted pods do not linger.
+func (p *Pipeline) Sync(uid types.UID) {
+	p.mu.Lock()
+	rec := p.records[uid]
+	if rec == nil && p.ready.Load() && p.cfg.Cache != nil && !p.cfg.Cache.Get(uid).Empty() {
+		rec = p.adoptOrphanLocked(uid)
+	}
+	p.mu.Unlock()
+	if rec != nil {
+		p.submit(rec)
+	}
+}
+
+// SourcesReady tells the pipeline that every source has delivered its
+// pods: whatever else the runtime holds belongs to no one.
+func (p *Pipeline) SourcesReady() {
+	if p.ready.Swap(true) || p.cfg.Cache == nil {
+		return
+	}
+	var orphans []*podRecord
+	p.mu.Lock()
+	for _, uid := range p.cfg.Cache.UIDs() {
+		if p.records[uid] == nil {
+			orphans = append(orphans, p.adoptOrphanLocked(uid))
+		}
+	}
+	p.mu.Unlock()
+	for _, rec := range orphans {
+		p.submit(rec)
+	}
+}
+
+func (p *Pipeline) adoptOrphanLocked(uid types.UID) *podRecord {
+	rec := newRecord(uid, time.Now())
+	rec.removed = true
+	if rt := p.cfg.Cache.Get(uid); rt != nil {
+		rec.sync.OrphanName, rec.sync.OrphanNamespace = rt.Name, rt.Namespace
+	}
+	p.records[uid] = rec
+	podsKnown.Inc()
+	p.cfg.Log.Info("tearing down pod no source knows", "uid", uid,
+		"pod", rec.sync.OrphanNamespace+"/"+rec.sync.OrphanName)
+	return rec
+}
+
+// Known reports whether the pipeline tracks uid.
+func (p *Pipeline) Known(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.records[uid] != nil
+}
+
+// Len returns the number of pods the pipeline tracks.
+func (p *Pipeline) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.records)
+}
+
+// Idle reports whether no pass is in flight or waiting for a retry.
+func (p *Pipeline) Idle() bool {
+	return len(p.gate) == 0 && p.retry.Pending() == 0
+}
+
+func (p *Pipeline) forget(rec *podRecord) {
+	p.mu.Lock()
+	rec.mu.Lock()
+	gone := rec.removed && !rec.inFlight
+	rec.mu.Unlock()
+	if gone && p.records[rec.uid] == rec {
+		delete(p.records, rec.uid)
+		podsKnown.Dec()
+	}
+	p.mu.Unlock()
+	if gone {
+		p.retry.Cancel(rec.uid)
+	}
+}
+
+var errNotConverging = errors.New("plan did not converge")

@@ -1,0 +1,105 @@
+package stages
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Waiting is why a container is not running, as the status shows it.
+type Waiting struct {
+	Reason  string
+	Message string
+}
+
+// Rejection is why admission refused a pod.
+type Rejection struct {
+	Reason  string
+	Message string
+}
+
+// PodSync is the pipeline's memory of one pod between passes. Only the
+// stage holding the pod's Work touches it.
+type PodSync struct {
+	// FirstSeen is when a source first delivered the pod.
+	FirstSeen time.Time
+	Admitted  bool
+	Rejection *Rejection
+	// VolumesReady is set once the pod's volumes are in place.
+	VolumesReady bool
+	// Crash is the restart back-off per container name; ImagePull the pull
+	// back-off per image.
+	Crash     Backoff
+	ImagePull Backoff
+	// Waiting holds, per container name, why it is not running, as decided
+	// by the containers stage of the last pass.
+	Waiting map[string]Waiting
+	// LastErr is the failure of the last pass, nil if it succeeded.
+	LastErr error
+	// Failures counts consecutive failed passes (for the retry back-off).
+	Failures int
+	// StartReported is set once the pod start latency was observed.
+	StartReported bool
+	// OrphanName and OrphanNamespace identify a pod found in the runtime
+	// that no source knows, for logs while it is torn down.
+	OrphanName, OrphanNamespace string
+}
+
+// podRecord is one pod known to the pipeline.
+type podRecord struct {
+	uid types.UID
+
+	mu sync.Mutex
+	// desired is the latest pod from the sources; nil for orphans.
+	desired *v1.Pod
+	// removed is set when no source has the pod any more: tear down, then
+	// forget it.
+	removed  bool
+	inFlight bool
+	pending  bool
+	// cancel ends the sync pass in flight when a teardown supersedes it.
+	cancel   context.CancelFunc
+	syncPass bool
+
+	sync PodSync
+}
+
+func newRecord(uid types.UID, now time.Time) *podRecord {
+	return &podRecord{uid: uid, sync: PodSync{
+		FirstSeen: now,
+		Crash:     NewBackoff(crashBackoffBase, crashBackoffMax),
+		ImagePull: NewBackoff(imageBackoffBase, imageBackoffMax),
+	}}
+}
+
+// tearingDown reports whether the next pass must stop the pod. Callers
+// hold r.mu.
+func (r *podRecord) tearingDown() bool {
+	return r.desired == nil || r.removed || r.desired.DeletionTimestamp != nil
+}
+
+// startPassLocked builds the next pass from the latest desired state and
+// clears pending. Callers hold r.mu and own an in-flight slot.
+func (r *podRecord) startPassLocked(parent context.Context, now time.Time) *Work {
+	w := &Work{UID: r.uid, Pod: r.desired, Sync: &r.sync, rec: r, passStart: now}
+	switch {
+	case r.tearingDown():
+		w.Teardown = true
+		w.Removed = r.removed || r.desired == nil
+		w.route = routeTeardown
+	case r.sync.Rejection != nil:
+		w.route = routeStatus
+	case !r.sync.Admitted:
+		w.route = routeFirstSync
+	default:
+		w.route = routeSync
+	}
+	w.ctx, w.cancel = context.WithCancel(parent)
+	r.pending = false
+	r.cancel = w.cancel
+	r.syncPass = !w.Teardown
+	return w
+}

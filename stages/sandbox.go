@@ -1,0 +1,135 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/cgroupfs"
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/pleg"
+)
+
+// SandboxStage makes sure a pod has exactly one ready sandbox while it
+// should run, stops it when the pod has finished, and removes it (with the
+// pod's cgroup and log directory) on teardown.
+type SandboxStage struct {
+	Runtime SandboxRuntime
+	Cache   *pleg.Cache
+	Node    *Node
+	// Cgroups are the hierarchies pod cgroups are removed from.
+	Cgroups cgroupfs.Hierarchies
+	// RuntimeHandler selects the runtime's handler ("" = default).
+	RuntimeHandler string
+}
+
+func (s *SandboxStage) Handle(w *Work) Outcome {
+	if w.Teardown {
+		return s.teardown(w)
+	}
+	ctx, pod := w.Context(), w.Pod
+	plan := PlanSandbox(pod, s.Cache.Get(w.UID))
+	for _, id := range plan.Stop {
+		if err := s.stop(w, id); err != nil {
+			return Fail(err)
+		}
+	}
+	for _, id := range plan.Remove {
+		if err := s.Runtime.RemovePodSandbox(ctx, id); err != nil && !cri.IsNotFound(err) {
+			return Fail(fmt.Errorf("remove old sandbox %s: %w", id, err))
+		}
+		s.Cache.RemoveSandbox(w.UID, id)
+	}
+	if !plan.Create {
+		return Next()
+	}
+	cfg := SandboxConfig(pod, plan.Attempt, s.Node)
+	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
+		return Fail(fmt.Errorf("create pod log directory: %w", err))
+	}
+	id, err := s.Runtime.RunPodSandbox(ctx, cfg, s.RuntimeHandler)
+	if err != nil {
+		return Fail(fmt.Errorf("create sandbox: %w", err))
+	}
+	sb := &pleg.Sandbox{ID: id, Attempt: plan.Attempt, State: pleg.SandboxReady, CreatedAt: time.Now()}
+	// The address only comes with the status; a failure here is not fatal,
+	// the next inspection fills it in.
+	if st, err := s.Runtime.PodSandboxStatus(ctx, id); err == nil {
+		sb = pleg.SandboxFromStatus(st)
+	}
+	s.Cache.UpsertSandbox(w.UID, pod.Name, pod.Namespace, sb)
+	return Next()
+}
+
+func (s *SandboxStage) stop(w *Work, id string) error {
+	if err := s.Runtime.StopPodSandbox(w.Context(), id); err != nil && !cri.IsNotFound(err) {
+		return fmt.Errorf("stop sandbox %s: %w", id, err)
+	}
+	if rt := s.Cache.Get(w.UID); rt != nil {
+		for _, sb := range rt.Sandboxes {
+			if sb.ID == id {
+				stopped := *sb
+				stopped.State = pleg.SandboxNotReady
+				s.Cache.UpsertSandbox(w.UID, "", "", &stopped)
+			}
+		}
+	}
+	return nil
+}
+
+// teardown stops every sandbox of the pod; once no source has the pod it
+// also removes them, the pod cgroup and the pod's log directory.
+func (s *SandboxStage) teardown(w *Work) Outcome {
+	rt := s.Cache.Get(w.UID)
+	name, ns := w.Sync.OrphanName, w.Sync.OrphanNamespace
+	if w.Pod != nil {
+		name, ns = w.Pod.Name, w.Pod.Namespace
+	}
+	if rt != nil {
+		for _, sb := range rt.Sandboxes {
+			if sb.State == pleg.SandboxReady {
+				if err := s.stop(w, sb.ID); err != nil {
+					return Fail(err)
+				}
+			}
+			if !w.Removed {
+				continue
+			}
+			if err := s.Runtime.RemovePodSandbox(w.Context(), sb.ID); err != nil && !cri.IsNotFound(err) {
+				return Fail(fmt.Errorf("remove sandbox %s: %w", sb.ID, err))
+			}
+			s.Cache.RemoveSandbox(w.UID, sb.ID)
+		}
+	}
+	if !w.Removed {
+		return Next()
+	}
+	if err := s.removeCgroup(w); err != nil {
+		return Fail(err)
+	}
+	if name != "" {
+		if err := os.RemoveAll(s.Node.PodLogDir(ns, name, w.UID)); err != nil {
+			return Fail(fmt.Errorf("remove pod log directory: %w", err))
+		}
+	}
+	return Next()
+}
+
+// removeCgroup removes the pod cgroup. An orphan's QoS class is unknown,
+// so every place it could be is tried.
+func (s *SandboxStage) removeCgroup(w *Work) error {
+	classes := []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort}
+	if w.Pod != nil {
+		classes = []v1.PodQOSClass{cgroupfs.QOSClass(w.Pod)}
+	}
+	var errs []error
+	for _, q := range classes {
+		if err := s.Cgroups.RemovePod(s.Node.Cgroups.PodParent(w.UID, q)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,103 @@
+package stages
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/pleg"
+)
+
+// SandboxPlan is what the sandbox stage does for one pass.
+type SandboxPlan struct {
+	// Create a new sandbox with this attempt number.
+	Create  bool
+	Attempt uint32
+	// Stop these sandboxes: stale duplicates, or all of them once the pod
+	// has finished.
+	Stop []string
+	// Remove these sandboxes: stopped ones older than the current one.
+	Remove []string
+	// Finished is set when the pod has run to completion and never runs
+	// again (its phase is Succeeded or Failed).
+	Finished bool
+}
+
+// PlanSandbox decides the sandbox work for a pod that should run.
+func PlanSandbox(pod *v1.Pod, rt *pleg.Pod) SandboxPlan {
+	var plan SandboxPlan
+	plan.Finished = PodFinished(pod, rt)
+	cur := rt.CurrentSandbox()
+	if rt != nil {
+		for _, sb := range rt.Sandboxes[min(1, len(rt.Sandboxes)):] {
+			if sb.State == pleg.SandboxReady {
+				plan.Stop = append(plan.Stop, sb.ID)
+			} else if !hasContainers(rt, sb.ID) {
+				plan.Remove = append(plan.Remove, sb.ID)
+			}
+		}
+	}
+	switch {
+	case plan.Finished:
+		if cur != nil && cur.State == pleg.SandboxReady {
+			plan.Stop = append(plan.Stop, cur.ID)
+		}
+	case cur == nil:
+		plan.Create = true
+	case cur.State != pleg.SandboxReady:
+		// The sandbox died. A pod that never restarts and already ran
+		// containers stays dead: its status reports what happened.
+		if pod.Spec.RestartPolicy == v1.RestartPolicyNever && len(rt.Containers) > 0 {
+			return plan
+		}
+		plan.Create = true
+		plan.Attempt = cur.Attempt + 1
+	}
+	return plan
+}
+
+func hasContainers(rt *pleg.Pod, sandboxID string) bool {
+	for _, c := range rt.Containers {
+		if c.SandboxID == sandboxID {
+			return true
+		}
+	}
+	return false
+}
+
+// PodFinished reports whether the pod has run to completion: every app
+// container exited in the current sandbox and none will restart, or an init
+// container failed in a pod that never restarts.
+func PodFinished(pod *v1.Pod, rt *pleg.Pod) bool {
+	sb := rt.CurrentSandbox()
+	if sb == nil || len(pod.Spec.Containers) == 0 {
+		return false
+	}
+	policy := pod.Spec.RestartPolicy
+	if policy == v1.RestartPolicyAlways {
+		return false
+	}
+	if policy == v1.RestartPolicyNever && initFailed(pod, rt, sb.ID) {
+		return true
+	}
+	for i := range pod.Spec.Containers {
+		c := rt.LatestIn(sb.ID, pod.Spec.Containers[i].Name)
+		if c == nil || c.State != pleg.ContainerExited {
+			return false
+		}
+		if policy == v1.RestartPolicyOnFailure && c.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// initFailed reports whether an init container's latest run in the sandbox
+// failed.
+func initFailed(pod *v1.Pod, rt *pleg.Pod, sandboxID string) bool {
+	for i := range pod.Spec.InitContainers {
+		c := rt.LatestIn(sandboxID, pod.Spec.InitContainers[i].Name)
+		if c != nil && c.State == pleg.ContainerExited && c.ExitCode != 0 {
+			return true
+		}
+	}
+	return false
+}

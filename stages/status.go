@@ -1,0 +1,61 @@
+package stages
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/pleg"
+)
+
+// StatusStage computes each pod's status at the end of its pass and
+// publishes it.
+type StatusStage struct {
+	Store *StatusStore
+	Cache *pleg.Cache
+	Node  *Node
+	// RuntimeName prefixes container IDs ("containerd://...").
+	RuntimeName string
+	// OnFinished is called when a pod reaches Succeeded or Failed, so its
+	// admission share is released.
+	OnFinished func(uid types.UID)
+}
+
+func (s *StatusStage) Handle(w *Work) Outcome {
+	if w.Removed {
+		s.Store.Delete(w.UID)
+		return Next()
+	}
+	var prev *v1.PodStatus
+	if st, _, ok := s.Store.Status(w.UID); ok {
+		prev = &st
+	}
+	now := time.Now()
+	st := PodStatus(StatusInput{
+		Pod: w.Pod, Runtime: s.Cache.Get(w.UID), Sync: w.Sync, Node: s.Node,
+		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
+	})
+	s.Store.Set(w.Pod, st)
+	if !w.Sync.StartReported && allRunning(&st) {
+		w.Sync.StartReported = true
+		podStartTime.Update(now.Sub(w.Sync.FirstSeen).Seconds())
+	}
+	finished := st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed
+	if finished && (prev == nil || prev.Phase != st.Phase) && s.OnFinished != nil {
+		s.OnFinished(w.UID)
+	}
+	return Next()
+}
+
+func allRunning(st *v1.PodStatus) bool {
+	if len(st.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, cs := range st.ContainerStatuses {
+		if cs.State.Running == nil {
+			return false
+		}
+	}
+	return true
+}

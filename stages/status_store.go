@@ -1,0 +1,88 @@
+package stages
+
+import (
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// StatusStore holds the latest status of every pod with a version that
+// grows with each change, so a consumer that sends statuses elsewhere can
+// tell a stale one from a newer one. Readers get copies they may keep.
+type StatusStore struct {
+	mu   sync.RWMutex
+	pods map[types.UID]*statusEntry
+	seq  uint64
+}
+
+type statusEntry struct {
+	pod     *v1.Pod // desired pod, never modified
+	status  v1.PodStatus
+	version uint64
+}
+
+// NewStatusStore returns an empty store.
+func NewStatusStore() *StatusStore {
+	return &StatusStore{pods: make(map[types.UID]*statusEntry)}
+}
+
+// Set records a pod's status and reports whether it changed. pod is kept,
+// not copied: callers must not modify it afterwards.
+func (s *StatusStore) Set(pod *v1.Pod, st v1.PodStatus) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.pods[pod.UID]
+	if e != nil && e.pod == pod && equality.Semantic.DeepEqual(e.status, st) {
+		return false
+	}
+	s.seq++
+	s.pods[pod.UID] = &statusEntry{pod: pod, status: st, version: s.seq}
+	return true
+}
+
+// Status returns a pod's last status and its version.
+func (s *StatusStore) Status(uid types.UID) (v1.PodStatus, uint64, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.pods[uid]
+	if !ok {
+		return v1.PodStatus{}, 0, false
+	}
+	return *e.status.DeepCopy(), e.version, true
+}
+
+// Delete forgets a pod.
+func (s *StatusStore) Delete(uid types.UID) {
+	s.mu.Lock()
+	delete(s.pods, uid)
+	s.mu.Unlock()
+}
+
+// Len returns the number of pods with a status.
+func (s *StatusStore) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.pods)
+}
+
+// Pods returns every pod with its status, ordered by namespace and name.
+func (s *StatusStore) Pods() []v1.Pod {
+	s.mu.RLock()
+	out := make([]v1.Pod, 0, len(s.pods))
+	for _, e := range s.pods {
+		p := *e.pod.DeepCopy()
+		p.Status = *e.status.DeepCopy()
+		out = append(out, p)
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}

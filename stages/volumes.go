@@ -1,0 +1,155 @@
+package stages
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// ErrMount marks a volume that could not be set up; the pod waits in
+// ContainerCreating and a FailedMount is reported.
+var ErrMount = errors.New("mount failed")
+
+// VolumeHostPath returns where a volume lives on the host. ok is false for
+// volume types podline does not handle yet.
+func VolumeHostPath(node *Node, pod *v1.Pod, vol *v1.Volume) (string, bool) {
+	switch {
+	case vol.EmptyDir != nil:
+		return filepath.Join(node.PodDir(pod.UID), "volumes", "kubernetes.io~empty-dir", vol.Name), true
+	case vol.HostPath != nil:
+		return vol.HostPath.Path, true
+	}
+	return "", false
+}
+
+// VolumeStage sets up a pod's volumes before its sandbox starts and removes
+// them after teardown.
+type VolumeStage struct {
+	Node *Node
+}
+
+func (s *VolumeStage) Handle(w *Work) Outcome {
+	if w.Teardown {
+		return s.teardown(w)
+	}
+	if w.Sync.VolumesReady {
+		return Next()
+	}
+	pod := w.Pod
+	// Directories cost a journalled write each; a pod without volumes gets
+	// none.
+	for i := range pod.Spec.Volumes {
+		if err := s.setup(pod, &pod.Spec.Volumes[i]); err != nil {
+			return Fail(err)
+		}
+	}
+	w.Sync.VolumesReady = true
+	return Next()
+}
+
+func (s *VolumeStage) setup(pod *v1.Pod, vol *v1.Volume) error {
+	path, ok := VolumeHostPath(s.Node, pod, vol)
+	if !ok {
+		return fmt.Errorf("%w: volume %q: this volume type is not supported yet (emptyDir and hostPath are)", ErrMount, vol.Name)
+	}
+	var err error
+	switch {
+	case vol.EmptyDir != nil:
+		err = setupEmptyDir(path, vol.EmptyDir)
+	case vol.HostPath != nil:
+		err = checkHostPath(path, vol.HostPath.Type)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: volume %q: %v", ErrMount, vol.Name, err)
+	}
+	return nil
+}
+
+// setupEmptyDir makes the directory, world-writable as Kubernetes makes it
+// so any container user can write, and mounts a tmpfs for medium Memory.
+func setupEmptyDir(path string, src *v1.EmptyDirVolumeSource) error {
+	if err := os.MkdirAll(path, 0o777); err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o777); err != nil {
+		return err
+	}
+	if src.Medium != v1.StorageMediumMemory {
+		return nil
+	}
+	var size int64
+	if src.SizeLimit != nil {
+		size = src.SizeLimit.Value()
+	}
+	return mountTmpfs(path, size)
+}
+
+// checkHostPath applies a hostPath volume's type check, creating the path
+// for the *OrCreate types.
+func checkHostPath(path string, typ *v1.HostPathType) error {
+	t := v1.HostPathUnset
+	if typ != nil {
+		t = *typ
+	}
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("hostPath %q is not absolute", path)
+	}
+	switch t {
+	case v1.HostPathUnset:
+		return nil
+	case v1.HostPathDirectoryOrCreate:
+		return os.MkdirAll(path, 0o755)
+	case v1.HostPathFileOrCreate:
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("hostPath type check %s: %w", t, err)
+	}
+	want := map[v1.HostPathType]func(fs.FileMode) bool{
+		v1.HostPathDirectoryOrCreate: fs.FileMode.IsDir,
+		v1.HostPathDirectory:         fs.FileMode.IsDir,
+		v1.HostPathFileOrCreate:      fs.FileMode.IsRegular,
+		v1.HostPathFile:              fs.FileMode.IsRegular,
+		v1.HostPathSocket:            func(m fs.FileMode) bool { return m&fs.ModeSocket != 0 },
+		v1.HostPathCharDev:           func(m fs.FileMode) bool { return m&fs.ModeCharDevice != 0 },
+		v1.HostPathBlockDev:          func(m fs.FileMode) bool { return m&fs.ModeDevice != 0 && m&fs.ModeCharDevice == 0 },
+	}[t]
+	if want == nil {
+		return fmt.Errorf("unknown hostPath type %q", t)
+	}
+	if !want(fi.Mode()) {
+		return fmt.Errorf("hostPath type check failed: %s is not a %s", path, t)
+	}
+	return nil
+}
+
+// teardown unmounts the pod's tmpfs volumes and, once no source has the
+// pod, removes its directory. hostPath volumes are never touched.
+func (s *VolumeStage) teardown(w *Work) Outcome {
+	w.Sync.VolumesReady = false
+	dir := s.Node.PodDir(w.UID)
+	if err := unmountUnder(dir); err != nil {
+		return Fail(fmt.Errorf("unmount volumes of %s: %w", w.PodName(), err))
+	}
+	if !w.Removed {
+		return Next()
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return Fail(fmt.Errorf("remove pod directory: %w", err))
+	}
+	return Next()
+}

@@ -1,0 +1,203 @@
+package stages
+
+import (
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestVolumeHostPath(t *testing.T) {
+	node := &Node{RootDir: "/var/lib/podline"}
+	pod := unitPod()
+	f := func(name string, src v1.VolumeSource, want string, wantOK bool) {
+		t.Helper()
+		got, ok := VolumeHostPath(node, pod, &v1.Volume{Name: "vol", VolumeSource: src})
+		if got != want || ok != wantOK {
+			t.Errorf("%s: %q %v, want %q %v", name, got, ok, want, wantOK)
+		}
+	}
+	f("emptyDir", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}},
+		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~empty-dir/vol", true)
+	f("memory emptyDir lives in the same place", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}},
+		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~empty-dir/vol", true)
+	f("hostPath", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/etc/ssl/certs"}}, "/etc/ssl/certs", true)
+	f("configMap is not handled", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}, "", false)
+	f("no source", v1.VolumeSource{}, "", false)
+}
+
+// hostPathFixture makes one of each file type in a temporary directory.
+func hostPathFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "file"), []byte("keep"), 0o600))
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	must(err)
+	t.Cleanup(func() { l.Close() })
+	must(unix.Mknod(filepath.Join(dir, "chr"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))))
+	must(unix.Mknod(filepath.Join(dir, "blk"), unix.S_IFBLK|0o600, int(unix.Mkdev(7, 0))))
+	return dir
+}
+
+func TestCheckHostPath(t *testing.T) {
+	dir := hostPathFixture(t)
+	f := func(name string, typ v1.HostPathType, rel string, wantErr string) {
+		t.Helper()
+		path := rel
+		if !strings.HasPrefix(rel, "relative") {
+			path = filepath.Join(dir, rel)
+		}
+		var tp *v1.HostPathType
+		if typ != "<nil>" {
+			tp = &typ
+		}
+		err := checkHostPath(path, tp)
+		switch {
+		case wantErr == "" && err != nil:
+			t.Errorf("%s (%s %s): %v", name, typ, rel, err)
+		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+			t.Errorf("%s (%s %s): error %v, want one containing %q", name, typ, rel, err, wantErr)
+		}
+	}
+	for _, typ := range []v1.HostPathType{"<nil>", v1.HostPathUnset} {
+		f("no check", typ, "missing", "")
+		f("no check", typ, "file", "")
+		f("no check", typ, "relative/path", "is not absolute")
+	}
+	f("directory", v1.HostPathDirectory, "dir", "")
+	f("directory missing", v1.HostPathDirectory, "missing", "no such file")
+	f("directory is a file", v1.HostPathDirectory, "file", "is not a Directory")
+	f("directory is a socket", v1.HostPathDirectory, "sock", "is not a Directory")
+	f("directory or create, exists", v1.HostPathDirectoryOrCreate, "dir", "")
+	f("directory or create, is a file", v1.HostPathDirectoryOrCreate, "file", "not a directory")
+	f("file", v1.HostPathFile, "file", "")
+	f("file missing", v1.HostPathFile, "missing", "no such file")
+	f("file is a directory", v1.HostPathFile, "dir", "is not a File")
+	f("file is a device", v1.HostPathFile, "chr", "is not a File")
+	f("file or create, exists", v1.HostPathFileOrCreate, "file", "")
+	f("file or create, is a directory", v1.HostPathFileOrCreate, "dir", "is not a FileOrCreate")
+	f("socket", v1.HostPathSocket, "sock", "")
+	f("socket is a file", v1.HostPathSocket, "file", "is not a Socket")
+	f("socket missing", v1.HostPathSocket, "missing", "no such file")
+	f("char device", v1.HostPathCharDev, "chr", "")
+	f("char device is a block device", v1.HostPathCharDev, "blk", "is not a CharDevice")
+	f("char device is a file", v1.HostPathCharDev, "file", "is not a CharDevice")
+	f("block device", v1.HostPathBlockDev, "blk", "")
+	f("block device is a char device", v1.HostPathBlockDev, "chr", "is not a BlockDevice")
+	f("block device is a directory", v1.HostPathBlockDev, "dir", "is not a BlockDevice")
+	f("unknown type", v1.HostPathType("Pipe"), "file", `unknown hostPath type "Pipe"`)
+	f("relative path with a type", v1.HostPathDirectoryOrCreate, "relative/dir", "is not absolute")
+
+	if data, err := os.ReadFile(filepath.Join(dir, "file")); err != nil || string(data) != "keep" {
+		t.Errorf("FileOrCreate on an existing file changed it: %q, %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("checks without create made %s: %v", "missing", err)
+	}
+}
+
+func TestCheckHostPathCreates(t *testing.T) {
+	dir := t.TempDir()
+	typ := v1.HostPathDirectoryOrCreate
+	newDir := filepath.Join(dir, "a", "b", "c")
+	if err := checkHostPath(newDir, &typ); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(newDir); err != nil || !fi.IsDir() {
+		t.Errorf("DirectoryOrCreate: %v, %v; want a directory", fi, err)
+	}
+
+	typ = v1.HostPathFileOrCreate
+	newFile := filepath.Join(dir, "x", "y", "file")
+	if err := checkHostPath(newFile, &typ); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(newFile); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		t.Errorf("FileOrCreate: %v, %v; want an empty regular file", fi, err)
+	}
+}
+
+func TestSetupEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	f := func(name, path string) {
+		t.Helper()
+		if err := setupEmptyDir(path, &v1.EmptyDirVolumeSource{}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		fi, err := os.Stat(path)
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o777 {
+			t.Errorf("%s: %v %v, want a directory with mode 0777", name, fi.Mode(), err)
+		}
+	}
+	old := unix.Umask(0o022)
+	defer unix.Umask(old)
+	f("new, nested, despite the umask", filepath.Join(dir, "pods", "uid", "volumes", "scratch"))
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f("existing with a narrower mode", locked)
+	f("again: idempotent", locked)
+}
+
+func TestVolumeStage(t *testing.T) {
+	node := &Node{RootDir: t.TempDir()}
+	hostDir := filepath.Join(t.TempDir(), "host", "data")
+	dirOrCreate := v1.HostPathDirectoryOrCreate
+	pod := unitPod(func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{
+			{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+			{Name: "data", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: hostDir, Type: &dirOrCreate}}},
+		}
+	})
+	s := &VolumeStage{Node: node}
+	w := &Work{UID: pod.UID, Pod: pod, Sync: &PodSync{}}
+	if out := s.Handle(w); out.Err != nil || !w.Sync.VolumesReady {
+		t.Fatalf("setup: %v, ready %v", out.Err, w.Sync.VolumesReady)
+	}
+	scratch, _ := VolumeHostPath(node, pod, &pod.Spec.Volumes[0])
+	for _, p := range []string{scratch, hostDir} {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+
+	w = &Work{UID: pod.UID, Pod: pod, Sync: &PodSync{VolumesReady: true}, Teardown: true}
+	if out := s.Handle(w); out.Err != nil || w.Sync.VolumesReady {
+		t.Fatalf("teardown (pod still known): %v, ready %v", out.Err, w.Sync.VolumesReady)
+	}
+	if _, err := os.Stat(scratch); err != nil {
+		t.Errorf("a teardown of a pod still known removed its volumes: %v", err)
+	}
+	w = &Work{UID: pod.UID, Pod: pod, Sync: &PodSync{}, Teardown: true, Removed: true}
+	if out := s.Handle(w); out.Err != nil {
+		t.Fatalf("teardown (removed): %v", out.Err)
+	}
+	if _, err := os.Stat(node.PodDir(pod.UID)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pod directory left after removal: %v", err)
+	}
+	if _, err := os.Stat(hostDir); err != nil {
+		t.Errorf("hostPath directory touched by teardown: %v", err)
+	}
+
+	bad := unitPod(func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}}}
+	})
+	w = &Work{UID: bad.UID, Pod: bad, Sync: &PodSync{}}
+	if out := s.Handle(w); !errors.Is(out.Err, ErrMount) || w.Sync.VolumesReady {
+		t.Errorf("unsupported volume: %v, ready %v; want ErrMount", out.Err, w.Sync.VolumesReady)
+	}
+}
