@@ -6,50 +6,66 @@ import (
 )
 
 // QOSClass computes a pod's quality of service class the way Kubernetes
-// does: Guaranteed when every container (init containers included) limits
-// cpu and memory and requests equal limits; BestEffort when no container
-// requests or limits either; Burstable otherwise.
+// does. Over all containers (init containers included), positive cpu and
+// memory requests and limits are summed; zero values count as absent:
+//   - BestEffort: no requests and no limits at all;
+//   - Guaranteed: every container limits both cpu and memory, and the
+//     summed requests equal the summed limits;
+//   - Burstable: anything else.
+//
+// A request missing from a container defaults to its limit first, as API
+// defaulting would have done; an explicit zero request does not.
 func QOSClass(pod *v1.Pod) v1.PodQOSClass {
 	if pod.Status.QOSClass != "" {
 		return pod.Status.QOSClass
 	}
-	any, guaranteed := false, true
-	check := func(c *v1.Container) {
+	requests, limits := v1.ResourceList{}, v1.ResourceList{}
+	guaranteed := true
+	add := func(sum v1.ResourceList, name v1.ResourceName, q resource.Quantity) {
+		if q.Sign() <= 0 {
+			return
+		}
+		if have, ok := sum[name]; ok {
+			q.Add(have)
+		}
+		sum[name] = q
+	}
+	visit := func(c *v1.Container) {
 		for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-			lim, hasLim := nonZero(c.Resources.Limits, name)
-			req, hasReq := nonZero(c.Resources.Requests, name)
-			if hasLim || hasReq {
-				any = true
+			lim, hasLim := c.Resources.Limits[name]
+			req, hasReq := c.Resources.Requests[name]
+			if !hasReq && hasLim {
+				req, hasReq = lim, true
 			}
-			if !hasLim {
-				guaranteed = false
-				continue
+			if hasReq {
+				add(requests, name, req.DeepCopy())
 			}
-			// An unset request defaults to the limit.
-			if hasReq && req.Cmp(lim) != 0 {
+			if hasLim {
+				add(limits, name, lim.DeepCopy())
+			}
+			if !hasLim || lim.Sign() <= 0 {
 				guaranteed = false
 			}
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		check(&pod.Spec.InitContainers[i])
+		visit(&pod.Spec.InitContainers[i])
 	}
 	for i := range pod.Spec.Containers {
-		check(&pod.Spec.Containers[i])
+		visit(&pod.Spec.Containers[i])
 	}
-	switch {
-	case !any:
+	if len(requests) == 0 && len(limits) == 0 {
 		return v1.PodQOSBestEffort
-	case guaranteed:
-		return v1.PodQOSGuaranteed
+	}
+	if guaranteed && len(requests) == len(limits) {
+		for name, req := range requests {
+			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
+				guaranteed = false
+			}
+		}
+		if guaranteed {
+			return v1.PodQOSGuaranteed
+		}
 	}
 	return v1.PodQOSBurstable
-}
-
-func nonZero(rl v1.ResourceList, name v1.ResourceName) (resource.Quantity, bool) {
-	q, ok := rl[name]
-	if !ok || q.IsZero() {
-		return q, false
-	}
-	return q, true
 }

@@ -58,7 +58,8 @@ func (h Hierarchies) RemovePod(parent string) error {
 		return nil
 	}
 	clean := filepath.Clean(parent)
-	if !strings.HasPrefix(filepath.Base(clean), "pod") || !strings.Contains(clean, "/"+KubepodsName) {
+	elems := strings.Split(clean, "/")
+	if !filepath.IsAbs(clean) || !strings.HasPrefix(filepath.Base(clean), "pod") || !slices.Contains(elems[:len(elems)-1], KubepodsName) {
 		return fmt.Errorf("refusing to remove %q: not a pod cgroup under %s", parent, KubepodsName)
 	}
 	var errs []error

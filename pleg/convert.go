@@ -76,7 +76,7 @@ func containerState(s runtimeapi.ContainerState) ContainerState {
 // ContainerFromList converts a ListContainers entry: state and identity,
 // but no exit code or times beyond creation.
 func ContainerFromList(c *runtimeapi.Container) *Container {
-	return &Container{
+	out := &Container{
 		ID:        c.GetId(),
 		SandboxID: c.GetPodSandboxId(),
 		Name:      c.GetMetadata().GetName(),
@@ -88,6 +88,10 @@ func ContainerFromList(c *runtimeapi.Container) *Container {
 		ImageRef:  c.GetImageRef(),
 		CreatedAt: nsTime(c.GetCreatedAt()),
 	}
+	if out.Image == "" {
+		out.Image = c.GetImage().GetImage()
+	}
+	return out
 }
 
 // ContainerFromStatus converts a ContainerStatus answer. The CRI status does
