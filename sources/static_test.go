@@ -33,10 +33,10 @@ func TestMakeStaticIdentity(t *testing.T) {
 		t.Errorf("same manifest, file and node gave %s then %s", base, again)
 	}
 	different := map[string]string{
-		"content":  uid(podYAML("web", "nginx:2"), FileSource, "/m/web.yaml", "node1"),
-		"file":     uid(podYAML("web", "nginx:1"), FileSource, "/m/other.yaml", "node1"),
-		"node":     uid(podYAML("web", "nginx:1"), FileSource, "/m/web.yaml", "node2"),
-		"source":   uid(podYAML("web", "nginx:1"), HTTPSource, "/m/web.yaml", "node1"),
+		"content": uid(podYAML("web", "nginx:2"), FileSource, "/m/web.yaml", "node1"),
+		"file":    uid(podYAML("web", "nginx:1"), FileSource, "/m/other.yaml", "node1"),
+		"node":    uid(podYAML("web", "nginx:1"), FileSource, "/m/web.yaml", "node2"),
+		"source":  uid(podYAML("web", "nginx:1"), HTTPSource, "/m/web.yaml", "node1"),
 	}
 	for what, u := range different {
 		if u == base {
