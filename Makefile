@@ -37,15 +37,21 @@ lint:
 test-unit:
 	$(GO) test -race -count=1 ./...
 
-# End-to-end: the podline binary against the real containerd + runc.
-test-e2e: runtime-up
-	$(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
+# End-to-end: the podline binary against the real containerd + runc
+# (started for the tests and stopped after, unless it already ran).
+test-e2e:
+	scripts/with-runtime.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
 
+# bench: the queue against a buffered channel at each -cpu, then N pods
+# through the whole pipeline against the zero-latency fake CRI.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -cpu $(BENCH_CPU) -count 3 ./stages/
+	$(GO) test -run '^$$' -bench 'Queue|Chan' -benchtime 200ms -cpu $(BENCH_CPU) -count 5 ./stages/
+	$(GO) test -run '^$$' -bench 'PipelineStart' -benchtime 3x ./stages/
 
+# bench-quick: every benchmark once, briefly: a smoke run, not a measurement.
 bench-quick:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2000x ./stages/
+	$(GO) test -run '^$$' -bench 'Queue|Chan' -benchtime 1000x ./stages/
+	$(GO) test -run '^$$' -bench 'PipelineStart/pods=100$$' -benchtime 1x ./stages/
 
 runtime-up:
 	scripts/runtime.sh up
