@@ -2,8 +2,11 @@ package pleg
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -52,6 +55,24 @@ type Relister struct {
 	// Previous listing, owned by the relist loop.
 	sandboxes  map[string]seen
 	containers map[string]seen
+
+	lastOK atomic.Int64 // unix nanoseconds of the last successful relist
+}
+
+// unhealthyAfter is how long relists may fail before podline reports
+// itself unhealthy: the runtime is unreachable, so pod state goes stale.
+const unhealthyAfter = 3 * time.Minute
+
+// Healthy reports an error when no relist has succeeded for a while.
+func (r *Relister) Healthy() error {
+	last := r.lastOK.Load()
+	if last == 0 {
+		return errors.New("no successful relist yet")
+	}
+	if since := time.Since(time.Unix(0, last)); since > max(unhealthyAfter, 3*r.period) {
+		return fmt.Errorf("last successful relist %s ago", since.Round(time.Second))
+	}
+	return nil
 }
 
 // NewRelister returns a relist source. notify is called once per pod whose
@@ -90,6 +111,7 @@ func (r *Relister) Relist(ctx context.Context) error {
 		relistErrors.Inc()
 		return err
 	}
+	r.lastOK.Store(time.Now().UnixNano())
 	relistEvents.Add(len(changed))
 	for uid := range changed {
 		r.notify(uid)

@@ -17,8 +17,9 @@ need_root install-runtime.sh
 #   iproute2                                 `down` removes our bridge
 #   busybox-static                           the busybox test image's only binary
 #   util-linux                               mount/umount/findmnt in `down`
+#   curl                                     `make run` waits on podline's /pods
 APT_PACKAGES=(gcc libc6-dev libseccomp-dev pkg-config containernetworking-plugins
-	iptables iproute2 busybox-static util-linux)
+	iptables iproute2 busybox-static util-linux curl)
 
 apt_missing() {
 	local p

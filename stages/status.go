@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"log/slog"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -20,11 +21,13 @@ type StatusStage struct {
 	// OnFinished is called when a pod reaches Succeeded or Failed, so its
 	// admission share is released.
 	OnFinished func(uid types.UID)
+	Log        *slog.Logger
 }
 
 func (s *StatusStage) Handle(w *Work) Outcome {
 	if w.Removed {
 		s.Store.Delete(w.UID)
+		s.log().Info("pod removed", "pod", w.PodName(), "uid", w.UID)
 		return Next()
 	}
 	var prev *v1.PodStatus
@@ -39,13 +42,29 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 	s.Store.Set(w.Pod, st)
 	if !w.Sync.StartReported && allRunning(&st) {
 		w.Sync.StartReported = true
-		podStartTime.Update(now.Sub(w.Sync.FirstSeen).Seconds())
+		took := now.Sub(w.Sync.FirstSeen)
+		podStartTime.Update(took.Seconds())
+		s.log().Info("pod running", "pod", w.PodName(), "uid", w.UID, "took", took.Round(time.Millisecond))
+	}
+	if prev == nil || prev.Phase != st.Phase {
+		if rej := w.Sync.Rejection; rej != nil {
+			s.log().Warn("pod rejected", "pod", w.PodName(), "reason", rej.Reason, "message", rej.Message)
+		} else {
+			s.log().Debug("pod phase", "pod", w.PodName(), "phase", st.Phase)
+		}
 	}
 	finished := st.Phase == v1.PodSucceeded || st.Phase == v1.PodFailed
 	if finished && (prev == nil || prev.Phase != st.Phase) && s.OnFinished != nil {
 		s.OnFinished(w.UID)
 	}
 	return Next()
+}
+
+func (s *StatusStage) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.Default()
+	}
+	return s.Log
 }
 
 func allRunning(st *v1.PodStatus) bool {

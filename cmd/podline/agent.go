@@ -72,7 +72,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node}
 	handlers[stages.StageStatus] = &stages.StatusStage{
 		Store: a.statuses, Cache: a.cache, Node: a.node, RuntimeName: ver.GetRuntimeName(),
-		OnFinished: a.admitter.Release,
+		OnFinished: a.admitter.Release, Log: log,
 	}
 	a.pipeline, err = stages.New(stages.Config{
 		Window: o.pipelineWindow, Workers: stages.DefaultWorkers, Handlers: handlers,
@@ -185,7 +185,10 @@ func (a *agent) run(ctx context.Context) error {
 		a.pipeline.SourcesReady()
 	}
 
-	healthz := server.Healthz(server.Check{Name: "ping", Check: func() error { return nil }})
+	healthz := server.Healthz(
+		server.Check{Name: "ping", Check: func() error { return nil }},
+		server.Check{Name: "pleg", Check: a.relister.Healthy},
+	)
 	if o.healthzPort > 0 {
 		addr := net.JoinHostPort(o.healthzBindAddress, strconv.Itoa(o.healthzPort))
 		if err := server.Serve(ctx, addr, healthz, a.log); err != nil {

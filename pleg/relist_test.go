@@ -1,0 +1,136 @@
+package pleg_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/cri/fake"
+	"github.com/podline/podline/pleg"
+)
+
+type notified struct {
+	mu   sync.Mutex
+	uids map[types.UID]int
+}
+
+func (n *notified) notify(uid types.UID) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.uids[uid]++
+}
+
+func (n *notified) take() map[types.UID]int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := n.uids
+	n.uids = map[types.UID]int{}
+	return out
+}
+
+func TestRelistFollowsTheRuntime(t *testing.T) {
+	sock, srv := fake.Listen(t, fake.Options{})
+	ctx := context.Background()
+	rt, err := cri.Dial(ctx, sock, "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	cache := pleg.NewCache()
+	n := &notified{uids: map[types.UID]int{}}
+	r := pleg.NewRelister(rt, cache, time.Hour, n.notify, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if r.Healthy() == nil {
+		t.Fatal("healthy before any relist")
+	}
+
+	labels := map[string]string{cri.LabelPodUID: "u1", cri.LabelPodName: "p", cri.LabelPodNamespace: "ns"}
+	sbCfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u1"}, Labels: labels}
+	sb, err := rt.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not podline's: no pod UID label. The relist must ignore it.
+	if _, err := rt.RunPodSandbox(ctx, &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "other", Namespace: "ns", Uid: "x"}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctr, err := rt.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: "busybox"},
+		Labels: labels, Annotations: map[string]string{cri.AnnotationContainerHash: "h1"},
+	}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, ctr); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := r.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Healthy(); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.take(); len(got) != 1 || got["u1"] != 1 {
+		t.Fatalf("notified %v, want u1 once", got)
+	}
+	p := cache.Get("u1")
+	if p == nil || p.Name != "p" || p.Namespace != "ns" || len(p.Sandboxes) != 1 || len(p.Sandboxes[0].IPs) != 1 {
+		t.Fatalf("cached pod = %+v", p)
+	}
+	c := p.Latest("app")
+	if c == nil || c.State != pleg.ContainerRunning || c.Hash != "h1" || !c.Detailed || c.StartedAt.IsZero() {
+		t.Fatalf("cached container = %+v", c)
+	}
+	if cache.Len() != 1 {
+		t.Fatalf("cache holds %d pods; the unlabelled sandbox must be ignored", cache.Len())
+	}
+
+	// Nothing changed: no inspection, no notification.
+	before := srv.Calls("ContainerStatus")
+	if err := r.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.take(); len(got) != 0 {
+		t.Fatalf("an unchanged runtime notified %v", got)
+	}
+	if srv.Calls("ContainerStatus") != before {
+		t.Fatal("an unchanged container was inspected again")
+	}
+
+	// An exit is seen with its code.
+	if err := srv.ExitContainer(ctr, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.take(); got["u1"] != 1 {
+		t.Fatalf("exit not notified: %v", got)
+	}
+	if c := cache.Get("u1").Latest("app"); c.State != pleg.ContainerExited || c.ExitCode != 3 {
+		t.Fatalf("after exit: %+v", c)
+	}
+
+	// Removal empties the cache.
+	if err := rt.RemovePodSandbox(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.take(); got["u1"] != 1 {
+		t.Fatalf("removal not notified: %v", got)
+	}
+	if cache.Get("u1") != nil {
+		t.Fatalf("removed pod still cached: %+v", cache.Get("u1"))
+	}
+}
