@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -75,7 +76,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		OnFinished: a.admitter.Release, Log: log,
 	}
 	a.pipeline, err = stages.New(stages.Config{
-		Window: o.pipelineWindow, Workers: stages.DefaultWorkers, Handlers: handlers,
+		Window: o.pipelineWindow, Workers: o.stageWorkers, Handlers: handlers,
 		Cache: a.cache, Log: log,
 		OnTornDown: func(uid types.UID, removed bool) { a.admitter.Release(uid) },
 	})
@@ -98,7 +99,9 @@ func (a *agent) buildNode() error {
 		return err
 	}
 	a.machine = info
-	name := o.hostnameOverride
+	// The node name is lowercased either way, as the kubelet does: it ends
+	// up in pod names, which must be DNS names.
+	name := strings.ToLower(strings.TrimSpace(o.hostnameOverride))
 	if name == "" {
 		if name, err = machine.Hostname(); err != nil {
 			return fmt.Errorf("node name: %w", err)
@@ -155,34 +158,24 @@ func (a *agent) buildSources() error {
 }
 
 // run starts everything in dependency order and blocks until ctx ends:
-// the pipeline first (so events have somewhere to go), then one relist to
-// learn what already runs, then the sources, which may only remove runtime
-// leftovers once each has delivered.
-func (a *agent) run(ctx context.Context) error {
+// the HTTP servers first (a busy port stops podline before it touches a
+// pod), then the pipeline (so events have somewhere to go), one relist to
+// learn what already runs, and the sources, which may only remove runtime
+// leftovers once each has delivered. Whatever way run returns, everything it
+// started has stopped.
+func (a *agent) run(parent context.Context) error {
 	o := a.o
+	ctx, cancel := context.WithCancel(parent)
 	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		a.merger.Close() // releases a source blocked on the dispatcher
+		wg.Wait()
+		a.runtime.Close()
+	}()
 	goRun := func(fn func(context.Context)) {
 		wg.Add(1)
 		go func() { defer wg.Done(); fn(ctx) }()
-	}
-	defer wg.Wait()
-	defer a.runtime.Close()
-
-	goRun(a.pipeline.Run)
-	if err := a.relister.Relist(ctx); err != nil {
-		return fmt.Errorf("initial relist: %w", err)
-	}
-	a.log.Info("runtime state loaded", "pods", a.cache.Len())
-	goRun(a.lifecycle.Run)
-	goRun(a.dispatch)
-	if a.files != nil {
-		goRun(a.files.Run)
-	}
-	if a.url != nil {
-		goRun(a.url.Run)
-	}
-	if len(a.sourceNames()) == 0 {
-		a.pipeline.SourcesReady()
 	}
 
 	healthz := server.Healthz(
@@ -202,9 +195,25 @@ func (a *agent) run(ctx context.Context) error {
 			return err
 		}
 	}
+
+	goRun(a.pipeline.Run)
+	if err := a.relister.Relist(ctx); err != nil {
+		return fmt.Errorf("initial relist: %w", err)
+	}
+	a.log.Info("runtime state loaded", "pods", a.cache.Len())
+	goRun(a.lifecycle.Run)
+	goRun(a.dispatch)
+	if a.files != nil {
+		goRun(a.files.Run)
+	}
+	if a.url != nil {
+		goRun(a.url.Run)
+	}
+	if len(a.sourceNames()) == 0 {
+		a.pipeline.SourcesReady()
+	}
 	a.log.Info("podline running", "node", a.node.Name, "manifests", o.podManifestPath)
 	<-ctx.Done()
-	a.merger.Close()
 	return nil
 }
 

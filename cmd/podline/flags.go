@@ -4,11 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/sources"
+	"github.com/podline/podline/stages"
 )
 
 // options are podline's command-line flags. The names and defaults are the
@@ -42,7 +44,39 @@ type options struct {
 
 	relistPeriod   time.Duration
 	pipelineWindow int
+	stageWorkers   stageWorkersFlag
 	verbosity      int
+}
+
+// stageWorkersFlag parses "stage=n" pairs over the defaults.
+type stageWorkersFlag [stages.NumStages]int
+
+func (f *stageWorkersFlag) String() string {
+	var parts []string
+	for s := stages.StageID(0); s < stages.NumStages; s++ {
+		parts = append(parts, fmt.Sprintf("%s=%d", s, f[s]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *stageWorkersFlag) Set(v string) error {
+	for _, kv := range strings.Split(v, ",") {
+		name, n, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		count, err := strconv.Atoi(n)
+		if !ok || err != nil || count < 1 {
+			return fmt.Errorf("%q: want stage=count with count ≥ 1", kv)
+		}
+		found := false
+		for s := stages.StageID(0); s < stages.NumStages; s++ {
+			if s.String() == name {
+				f[s], found = count, true
+			}
+		}
+		if !found {
+			return fmt.Errorf("%q: no stage named %q", kv, name)
+		}
+	}
+	return nil
 }
 
 // listFlag collects a repeatable, comma-separated flag.
@@ -84,6 +118,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.address, "address", "0.0.0.0", "Address the read-only server binds.")
 	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "Period of the full runtime relist that detects container changes.")
 	fs.IntVar(&o.pipelineWindow, "pipeline-window", 1024, "Pod passes in flight in the stage pipeline at once; producers wait beyond it.")
+	o.stageWorkers = stageWorkersFlag(stages.DefaultWorkers)
+	fs.Var(&o.stageWorkers, "stage-workers", "Workers per pipeline stage, e.g. 'sandbox=8,containers=8' (stages: admit, volumes, sandbox, containers, status).")
 	fs.IntVar(&o.verbosity, "v", 0, "Log verbosity; 4 and above logs debug messages.")
 	return fs
 }

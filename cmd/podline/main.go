@@ -14,10 +14,14 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
-func run(args []string) int {
+// run is podline until ctx ends; it returns the exit code.
+func run(ctx context.Context, args []string) int {
 	var o options
 	fs := newFlagSet(&o)
 	if err := fs.Parse(args); err != nil {
@@ -40,8 +44,6 @@ func run(args []string) int {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 	a, err := newAgent(ctx, &o, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)
