@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podline/podline/internal/delay"
 	"github.com/podline/podline/pleg"
 )
 
@@ -47,7 +48,7 @@ type Pipeline struct {
 	queues [NumStages]*BlockingQueue[*Work]
 	// gate holds one token per pass in flight.
 	gate  chan struct{}
-	retry *retryTimer
+	retry *delay.Queue[types.UID]
 
 	ctx     context.Context
 	started chan struct{}
@@ -82,7 +83,7 @@ func New(cfg Config) (*Pipeline, error) {
 	for s := range p.queues {
 		p.queues[s] = NewBlockingQueue[*Work](cfg.Window)
 	}
-	p.retry = newRetryTimer(p.Sync)
+	p.retry = delay.New(p.Sync)
 	return p, nil
 }
 
