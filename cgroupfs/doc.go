@@ -1,6 +1,9 @@
-// Package cgroupfs owns the pod cgroups podline creates under its cgroup
-// root: where a pod's cgroup lives (the kubelet's cgroupfs-driver layout:
-// kubepods, kubepods/burstable, kubepods/besteffort) and removing it once
-// the pod is gone, which runtimes do not do. It never modifies a cgroup it
-// did not create.
+// Package cgroupfs is podline's edge to the cgroup filesystem. It owns the
+// pod cgroups podline creates under its cgroup root: where a pod's cgroup
+// lives (the kubelet's cgroupfs-driver layout: kubepods,
+// kubepods/burstable, kubepods/besteffort) and removing it once the pod is
+// gone, which runtimes do not do. It also owns the cgroup notifications of
+// the event plane (Notifier): a container's cgroup emptying, and OOM kills
+// in it. Registering an OOM eventfd through cgroup.event_control changes no
+// setting. It never modifies a cgroup it did not create.
 package cgroupfs
