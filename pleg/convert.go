@@ -9,12 +9,11 @@ import (
 	"github.com/podline/podline/cri"
 )
 
-// nsTime turns a CRI nanosecond timestamp into a time; 0 means unset.
+// nsTime turns a CRI timestamp into a time; 0 means unset. The CRI says
+// nanoseconds, but runtimes have sent seconds (containerd #10740), so the
+// unit is read from the magnitude.
 func nsTime(ns int64) time.Time {
-	if ns <= 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
+	return normalizeTimestamp(ns)
 }
 
 // PodIdentity reads the pod UID, name and namespace from the labels podline

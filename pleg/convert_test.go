@@ -21,7 +21,7 @@ func TestNsTime(t *testing.T) {
 	}
 	f(0, time.Time{})
 	f(-5, time.Time{})
-	f(1, time.Unix(0, 1))
+	f(1_795_000_000, time.Unix(1_795_000_000, 0)) // seconds where ns were due
 	f(ns1, time.Unix(1_795_000_000, 123_456_789))
 }
 

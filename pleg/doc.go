@@ -1,15 +1,29 @@
 // Package pleg is podline's pod lifecycle event generator: it owns the
-// observed runtime state of every pod (Cache) and the sources that keep it
-// current and tell the pipeline which pods changed.
+// observed runtime state of every pod (Cache) and what keeps it current
+// and tells the pipeline which pods changed.
 //
-// A lifecycle source merges what it observes into the Cache and calls its
-// notify function with the UID of each pod whose state moved; the pipeline
-// answers with one pass of that pod. Today's source is the periodic full
-// relist (Relister), behind the Source interface so event-driven sources can
-// replace it without the pipeline noticing.
+// With the event plane (the default), three sources report changes as
+// they happen, each optional, so one that is unavailable leaves the others
+// working:
 //
-// The package reads the runtime; it never creates, stops or removes
-// anything, and it makes no decisions about pods.
+//   - CRIEvents: the runtime's GetContainerEvents stream; after every
+//     (re)connect one relist closes the gap;
+//   - the kernel (package ebpf): a container's main process exiting, with
+//     its exit code, an OOM victim, a cgroup emptying;
+//   - cgroup notifications (package cgroupfs): a cgroup emptying, an OOM
+//     kill.
+//
+// The Plane maps cgroups to containers, merges what the kernel says into
+// the cache at once and asks the runtime about that one container to
+// confirm it (a targeted inspection, never a relist). The periodic
+// Relister stays as a safety net: every change it finds that no event
+// delivered is a discrepancy, counted and logged. With --pleg=relist the
+// Relister alone runs every second, as the kubelet's generic PLEG does.
+//
+// Every source merges into the Cache and calls its notify function with
+// the UID of each pod whose state moved; the pipeline answers with one
+// pass of that pod. The package reads the runtime; it never creates,
+// stops or removes anything, and it makes no decisions about pods.
 package pleg
 
 import "context"
@@ -19,4 +33,7 @@ type Source interface {
 	Run(ctx context.Context)
 }
 
-var _ Source = (*Relister)(nil)
+var (
+	_ Source = (*Relister)(nil)
+	_ Source = (*CRIEvents)(nil)
+)

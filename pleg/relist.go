@@ -28,6 +28,7 @@ var (
 	relistDuration = metrics.NewHistogram(`podline_pleg_relist_duration_seconds`)
 	relistErrors   = metrics.NewCounter(`podline_pleg_relist_errors_total`)
 	relistEvents   = metrics.NewCounter(`podline_pleg_relist_pod_events_total`)
+	discrepancies  = metrics.NewCounter(`podline_pleg_relist_discrepancies_total`)
 )
 
 // inspectParallelism bounds the status calls one relist issues at once: a
@@ -52,12 +53,25 @@ type Relister struct {
 	notify func(types.UID)
 	log    *slog.Logger
 
-	// Previous listing, owned by the relist loop.
+	// mu serialises relists: the periodic one and a resync after an event
+	// stream broke may ask at once.
+	mu sync.Mutex
+	// Previous listing, guarded by mu.
 	sandboxes  map[string]seen
 	containers map[string]seen
 
 	lastOK atomic.Int64 // unix nanoseconds of the last successful relist
+
+	// auditGrace > 0 makes the relist a safety net: what it finds that the
+	// cache did not know, and that happened longer than auditGrace ago, is
+	// a discrepancy: a state no event delivered.
+	auditGrace time.Duration
 }
+
+// Audit makes periodic relists count and log discrepancies: changes the
+// cache lacked although they are older than grace (events in flight are
+// younger).
+func (r *Relister) Audit(grace time.Duration) { r.auditGrace = grace }
 
 // unhealthyAfter is how long relists may fail before podline reports
 // itself unhealthy: the runtime is unreachable, so pod state goes stale.
@@ -101,12 +115,23 @@ func (r *Relister) Run(ctx context.Context) {
 	}
 }
 
-// Relist runs one full listing and returns the pods that changed after
-// notifying them.
+// Relist runs one full listing and notifies the pods that changed.
 func (r *Relister) Relist(ctx context.Context) error {
+	return r.run(ctx, r.auditGrace > 0)
+}
+
+// Resync is a relist whose findings are expected, not discrepancies: it
+// closes the gap after an event stream broke.
+func (r *Relister) Resync(ctx context.Context) error {
+	return r.run(ctx, false)
+}
+
+func (r *Relister) run(ctx context.Context, audit bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	start := time.Now()
 	defer relistDuration.UpdateDuration(start)
-	changed, err := r.relist(ctx)
+	changed, err := r.relist(ctx, audit)
 	if err != nil {
 		relistErrors.Inc()
 		return err
@@ -119,7 +144,11 @@ func (r *Relister) Relist(ctx context.Context) error {
 	return nil
 }
 
-func (r *Relister) relist(ctx context.Context) (map[types.UID]struct{}, error) {
+func (r *Relister) relist(ctx context.Context, audit bool) (map[types.UID]struct{}, error) {
+	// What the cache held before the listing: anything in it the listing
+	// lacks is gone, whoever put it there. (Taken first, so that what is
+	// added during the listing is not mistaken for gone.)
+	before := r.cachedIDs()
 	sbs, err := r.rt.ListPodSandbox(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -156,8 +185,15 @@ func (r *Relister) relist(ctx context.Context) (map[types.UID]struct{}, error) {
 			} else if !cri.IsNotFound(err) {
 				r.log.Debug("inspect sandbox", "id", sb.GetId(), "err", err)
 			}
+			var prev *Sandbox
+			if audit {
+				prev = r.cache.Get(uid).Sandbox(obs.ID)
+			}
 			if r.cache.UpsertSandbox(uid, name, ns, obs) {
 				mark(uid)
+				if audit && (prev == nil || prev.State != obs.State) {
+					r.discrepancy(uid, name, ns, fmt.Sprintf("sandbox %s %s", shortID(obs.ID), obs.State))
+				}
 			}
 		})
 	}
@@ -183,25 +219,59 @@ func (r *Relister) relist(ctx context.Context) (map[types.UID]struct{}, error) {
 			} else {
 				r.log.Debug("inspect container", "id", c.GetId(), "err", err)
 			}
+			var prev *Container
+			if audit {
+				prev = r.cache.Get(uid).Container(obs.ID)
+			}
 			if r.cache.UpsertContainer(uid, obs) {
 				mark(uid)
+				if audit && (prev == nil || prev.State != obs.State) && time.Since(obs.changedAt()) > r.auditGrace {
+					r.discrepancy(uid, "", "", fmt.Sprintf("container %s (%s) %s", obs.Name, shortID(obs.ID), obs.State))
+				}
 			}
 		})
 	}
 	runBounded(inspect, inspectParallelism)
 
-	for id, s := range r.containers {
-		if _, ok := nowContainers[id]; !ok && r.cache.RemoveContainer(s.uid, id) {
-			changed[s.uid] = struct{}{}
+	for id, uid := range before.containers {
+		if _, ok := nowContainers[id]; !ok && r.cache.RemoveContainer(uid, id) {
+			changed[uid] = struct{}{}
+			if audit {
+				r.discrepancy(uid, "", "", fmt.Sprintf("container %s removed", shortID(id)))
+			}
 		}
 	}
-	for id, s := range r.sandboxes {
-		if _, ok := nowSandboxes[id]; !ok && r.cache.RemoveSandbox(s.uid, id) {
-			changed[s.uid] = struct{}{}
+	for id, uid := range before.sandboxes {
+		if _, ok := nowSandboxes[id]; !ok && r.cache.RemoveSandbox(uid, id) {
+			changed[uid] = struct{}{}
+			if audit {
+				r.discrepancy(uid, "", "", fmt.Sprintf("sandbox %s removed", shortID(id)))
+			}
 		}
 	}
 	r.sandboxes, r.containers = nowSandboxes, nowContainers
 	return changed, nil
+}
+
+type cachedIDs struct {
+	sandboxes, containers map[string]types.UID
+}
+
+func (r *Relister) cachedIDs() cachedIDs {
+	ids := cachedIDs{sandboxes: map[string]types.UID{}, containers: map[string]types.UID{}}
+	for _, uid := range r.cache.UIDs() {
+		p := r.cache.Get(uid)
+		if p == nil {
+			continue
+		}
+		for _, sb := range p.Sandboxes {
+			ids.sandboxes[sb.ID] = uid
+		}
+		for _, c := range p.Containers {
+			ids.containers[c.ID] = uid
+		}
+	}
+	return ids
 }
 
 // runBounded runs fns with at most n in parallel and waits for all.
@@ -224,3 +294,19 @@ func runBounded(fns []func(), n int) {
 	}
 	wg.Wait()
 }
+
+// discrepancy records a state the relist found that no event delivered.
+func (r *Relister) discrepancy(uid types.UID, name, ns, what string) {
+	discrepancies.Inc()
+	if name == "" {
+		if p := r.cache.Get(uid); p != nil {
+			name, ns = p.Name, p.Namespace
+		}
+	}
+	r.log.Warn("relist found a change no event delivered", "pod", ns+"/"+name, "uid", uid, "change", what)
+}
+
+// Discrepancies returns how many discrepancies relists found so far.
+func Discrepancies() uint64 { return discrepancies.Get() }
+
+func shortID(id string) string { return id[:min(len(id), 12)] }

@@ -92,6 +92,18 @@ func (c *Container) newerThan(old *Container) bool {
 	return c.Detailed && !old.Detailed
 }
 
+// changedAt is when the container entered its current state, as far as
+// known.
+func (c *Container) changedAt() time.Time {
+	switch c.State {
+	case ContainerExited:
+		return c.FinishedAt
+	case ContainerRunning:
+		return c.StartedAt
+	}
+	return c.CreatedAt
+}
+
 // Pod is everything the runtime holds for one pod UID, as last observed.
 // A Pod value is immutable once published in a Cache: writers copy it.
 type Pod struct {
@@ -110,6 +122,32 @@ func (p *Pod) CurrentSandbox() *Sandbox {
 		return nil
 	}
 	return p.Sandboxes[0]
+}
+
+// Container returns the container instance with this ID, or nil.
+func (p *Pod) Container(id string) *Container {
+	if p == nil {
+		return nil
+	}
+	for _, c := range p.Containers {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// Sandbox returns the sandbox with this ID, or nil.
+func (p *Pod) Sandbox(id string) *Sandbox {
+	if p == nil {
+		return nil
+	}
+	for _, sb := range p.Sandboxes {
+		if sb.ID == id {
+			return sb
+		}
+	}
+	return nil
 }
 
 // Latest returns the newest instance of the named container in any sandbox.

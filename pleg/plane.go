@@ -1,0 +1,256 @@
+package pleg
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/internal/delay"
+)
+
+// InspectRuntime is what a targeted inspection reads.
+type InspectRuntime interface {
+	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+	PodSandboxStatus(ctx context.Context, id string) (*runtimeapi.PodSandboxStatus, error)
+}
+
+// KernelWatcher is the eBPF tracer as the plane drives it: it reports
+// exits, OOM victims and emptied cgroups only for watched cgroup ids.
+type KernelWatcher interface {
+	Watch(cgroupID uint64) error
+	Unwatch(cgroupID uint64) error
+}
+
+// CgroupWatcher is the cgroup notification source as the plane drives it.
+// Watch takes a cgroup path relative to the hierarchy roots and returns
+// the cgroup2 id; an already empty cgroup is reported at once.
+type CgroupWatcher interface {
+	Watch(path string) (uint64, error)
+	Unwatch(id uint64)
+}
+
+var (
+	planeExits       = metrics.NewCounter(`podline_pleg_kernel_exits_total`)
+	planeEmptied     = metrics.NewCounter(`podline_pleg_cgroup_emptied_total`)
+	planeInspections = metrics.NewCounter(`podline_pleg_inspections_total`)
+	planeLagging     = metrics.NewCounter(`podline_pleg_inspections_runtime_lagging_total`)
+	containerOOMs    = metrics.NewCounter(`podline_oom_kills_total{scope="container"}`)
+	systemOOMs       = metrics.NewCounter(`podline_oom_kills_total{scope="system"}`)
+	planeWatched     = metrics.NewGauge(`podline_pleg_watched_cgroups`, nil)
+)
+
+const (
+	// The runtime learns of an exit a little after the kernel: the first
+	// look is a moment later, then again with doubling waits.
+	firstLook       = 20 * time.Millisecond
+	maxLookAttempts = 8
+	// inspectParallel bounds concurrent targeted inspections.
+	inspectParallel = 8
+)
+
+// PlaneConfig wires a Plane. Kernel and Cgroups are optional: an
+// unavailable source is nil and the others carry on.
+type PlaneConfig struct {
+	Runtime InspectRuntime
+	Cache   *Cache
+	Notify  func(types.UID)
+	Kernel  KernelWatcher
+	Cgroups CgroupWatcher
+	// CgroupMount is the cgroup2 mount point (for ids when Cgroups is nil).
+	CgroupMount string
+	// OnSystemOOM is told of OOM kills outside any pod.
+	OnSystemOOM func(pid uint32, at time.Time)
+	Log         *slog.Logger
+}
+
+// Plane is the event plane: it knows which cgroup belongs to which
+// container, turns kernel and cgroup events into cache updates and
+// targeted inspections of one container, and tells the pipeline. It never
+// lists the runtime.
+type Plane struct {
+	cfg PlaneConfig
+	ctx context.Context
+	sem chan struct{}
+	// looks holds container (or sandbox) IDs due for an inspection.
+	looks *delay.Queue[string]
+
+	mu       sync.Mutex
+	byID     map[string]*watched
+	byCgroup map[uint64]*watched
+}
+
+// watched is one registered container or sandbox.
+type watched struct {
+	uid       types.UID
+	sandboxID string
+	id        string // container ID, or the sandbox ID for a sandbox
+	sandbox   bool
+	cgroupID  uint64
+	oom       bool // the OOM killer struck in this cgroup
+	looks     int  // inspections that found the runtime behind the kernel
+}
+
+// NewPlane builds an event plane; Run serves its inspections.
+func NewPlane(cfg PlaneConfig) *Plane {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	p := &Plane{
+		cfg:      cfg,
+		ctx:      context.Background(),
+		sem:      make(chan struct{}, inspectParallel),
+		byID:     make(map[string]*watched),
+		byCgroup: make(map[uint64]*watched),
+	}
+	p.looks = delay.New(p.startInspection)
+	return p
+}
+
+// Run serves inspections until ctx ends.
+func (p *Plane) Run(ctx context.Context) {
+	p.ctx = ctx
+	p.looks.Run(ctx)
+}
+
+// ContainerStarted registers a container podline just started, so its
+// exit is reported. cgroupParent is the pod cgroup ("" when pods get no
+// cgroup of their own: then only the CRI events and the relist see it).
+func (p *Plane) ContainerStarted(uid types.UID, sandboxID, containerID, cgroupParent string) {
+	p.register(&watched{uid: uid, sandboxID: sandboxID, id: containerID}, cgroupParent)
+}
+
+// SandboxStarted registers a sandbox, whose cgroup empties if it dies.
+func (p *Plane) SandboxStarted(uid types.UID, sandboxID, cgroupParent string) {
+	p.register(&watched{uid: uid, sandboxID: sandboxID, id: sandboxID, sandbox: true}, cgroupParent)
+}
+
+func (p *Plane) register(w *watched, cgroupParent string) {
+	if cgroupParent == "" || (p.cfg.Kernel == nil && p.cfg.Cgroups == nil) {
+		return
+	}
+	path := filepath.Join(cgroupParent, w.id)
+	var err error
+	if p.cfg.Cgroups != nil {
+		w.cgroupID, err = p.cfg.Cgroups.Watch(path)
+	} else {
+		w.cgroupID, err = cgroupIDOf(filepath.Join(p.cfg.CgroupMount, path))
+	}
+	if err != nil {
+		// Gone already (it exited and was cleaned up) or never made: one
+		// look settles it.
+		p.cfg.Log.Debug("cannot watch cgroup", "path", path, "err", err)
+		p.addLocked(w, false)
+		p.looks.After(w.id, 0)
+		return
+	}
+	if p.cfg.Kernel != nil {
+		if err := p.cfg.Kernel.Watch(w.cgroupID); err != nil {
+			p.cfg.Log.Warn("cannot watch cgroup in the kernel", "path", path, "err", err)
+		}
+	}
+	p.addLocked(w, true)
+	if p.cfg.Cgroups == nil && !populated(filepath.Join(p.cfg.CgroupMount, path)) {
+		// It may have exited before the kernel filter knew it.
+		p.looks.After(w.id, 0)
+	}
+}
+
+func (p *Plane) addLocked(w *watched, hasCgroup bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old := p.byID[w.id]; old != nil {
+		delete(p.byCgroup, old.cgroupID)
+	} else {
+		planeWatched.Inc()
+	}
+	p.byID[w.id] = w
+	if hasCgroup {
+		p.byCgroup[w.cgroupID] = w
+	}
+}
+
+// ContainerRemoved forgets a container.
+func (p *Plane) ContainerRemoved(containerID string) { p.forget(containerID) }
+
+// SandboxRemoved forgets a sandbox and every container in it.
+func (p *Plane) SandboxRemoved(sandboxID string) {
+	p.mu.Lock()
+	var ids []string
+	for id, w := range p.byID {
+		if w.sandboxID == sandboxID {
+			ids = append(ids, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, id := range ids {
+		p.forget(id)
+	}
+}
+
+func (p *Plane) forget(id string) {
+	p.mu.Lock()
+	w := p.byID[id]
+	if w != nil {
+		delete(p.byID, id)
+		if p.byCgroup[w.cgroupID] == w {
+			delete(p.byCgroup, w.cgroupID)
+		}
+		planeWatched.Dec()
+	}
+	p.mu.Unlock()
+	p.looks.Cancel(id)
+	if w == nil || w.cgroupID == 0 {
+		return
+	}
+	if p.cfg.Kernel != nil {
+		_ = p.cfg.Kernel.Unwatch(w.cgroupID)
+	}
+	if p.cfg.Cgroups != nil {
+		p.cfg.Cgroups.Unwatch(w.cgroupID)
+	}
+}
+
+// Watched returns the number of registered containers and sandboxes.
+func (p *Plane) Watched() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byID)
+}
+
+func (p *Plane) lookup(cgroupID uint64) *watched {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.byCgroup[cgroupID]
+}
+
+// cgroupIDOf is the inode of a cgroup2 directory: the id the kernel
+// reports for it.
+func cgroupIDOf(dir string) (uint64, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return 0, err
+	}
+	return inodeOf(fi)
+}
+
+// populated reads cgroup.events; a missing file counts as empty.
+func populated(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	if err != nil {
+		return false
+	}
+	return !containsLine(b, "populated 0")
+}
+
+var errNoInode = errors.New("no inode in file info")
+
+func isGone(err error) bool { return cri.IsNotFound(err) }
