@@ -8,7 +8,7 @@ GOFILES    = $(shell git ls-files --cached --others --exclude-standard '*.go')
 # Benchmarks compare the lock-free queue with a buffered channel.
 BENCH_CPU ?= 1,2,4,8
 
-.PHONY: all build run stop test test-unit test-e2e bench bench-quick lint runtime-up runtime-down clean
+.PHONY: all build run stop test test-unit test-e2e bench bench-quick lint generate check-generate runtime-up runtime-down clean
 
 all: build
 
@@ -26,12 +26,24 @@ stop:
 	scripts/runtime.sh down
 	scripts/agent.sh cleanup
 
-test: lint test-unit test-e2e
+test: lint check-generate test-unit test-e2e
 
 lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
+
+# generate: rebuild the committed BPF objects (needs clang: scripts/install-bpf-tools.sh).
+generate:
+	scripts/install-bpf-tools.sh
+	$(GO) generate ./ebpf/
+
+# check-generate: when clang is installed, the committed BPF objects must be
+# what the sources produce.
+check-generate:
+	@if command -v clang >/dev/null; then \
+		$(GO) generate ./ebpf/ && git diff --exit-code -- ebpf/ && echo "BPF objects match their sources"; \
+	else echo "clang not installed: BPF objects not regenerated (make generate installs it)"; fi
 
 # Unit tests: no runtime, no root-only kernel features beyond mounts.
 test-unit:

@@ -110,9 +110,12 @@ type agent struct {
 	cmd       *exec.Cmd
 	out       *syncBuffer
 	done      chan struct{}
+	extra     []string
 }
 
-func startAgent(t *testing.T) *agent {
+// startAgent runs podline with the tests' directories; extra flags go
+// last, so they override.
+func startAgent(t *testing.T, extra ...string) *agent {
 	t.Helper()
 	base := t.TempDir()
 	a := &agent{
@@ -124,6 +127,7 @@ func startAgent(t *testing.T) *agent {
 		// not make.
 		cgroup: e2eCgroupRoot,
 		port:   freePort(t),
+		extra:  extra,
 	}
 	if err := os.MkdirAll(a.manifests, 0o755); err != nil {
 		t.Fatal(err)
@@ -149,6 +153,7 @@ func (a *agent) start() {
 		"--address", "127.0.0.1",
 		"--healthz-port", "0",
 	)
+	a.cmd.Args = append(a.cmd.Args, a.extra...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
 		a.t.Fatal(err)

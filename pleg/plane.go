@@ -49,10 +49,12 @@ var (
 )
 
 const (
-	// The runtime learns of an exit a little after the kernel: the first
-	// look is a moment later, then again with doubling waits.
-	firstLook       = 20 * time.Millisecond
-	maxLookAttempts = 8
+	// The runtime learns of an exit after the kernel (containerd reports a
+	// container exited only once its task is deleted: ~100 ms here): the
+	// first look is a moment later, then again with waits growing by half,
+	// about 4 s in all.
+	firstLook       = 15 * time.Millisecond
+	maxLookAttempts = 12
 	// inspectParallel bounds concurrent targeted inspections.
 	inspectParallel = 8
 )
@@ -148,6 +150,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		// Gone already (it exited and was cleaned up) or never made: one
 		// look settles it.
 		p.cfg.Log.Debug("cannot watch cgroup", "path", path, "err", err)
+		w.looks = maxLookAttempts - 1 // one look, no retries: nothing will wake us
 		p.addLocked(w, false)
 		p.looks.After(w.id, 0)
 		return

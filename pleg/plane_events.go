@@ -176,7 +176,11 @@ func (p *Plane) retry(w *watched) {
 	p.mu.Unlock()
 	planeLagging.Inc()
 	if n < maxLookAttempts {
-		p.looks.After(w.id, firstLook<<n)
+		d := firstLook
+		for range n {
+			d += d / 2
+		}
+		p.looks.After(w.id, d)
 	}
 }
 

@@ -27,6 +27,8 @@ type ContainerStage struct {
 	Images  ImageRuntime
 	Cache   *pleg.Cache
 	Node    *Node
+	// Watcher, if set, learns of every container started and removed.
+	Watcher Watcher
 }
 
 func (s *ContainerStage) Handle(w *Work) Outcome {
@@ -47,6 +49,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 			return Fail(fmt.Errorf("remove dead container %s: %w", id, err))
 		}
 		s.Cache.RemoveContainer(w.UID, id)
+		watcherOr(s.Watcher).ContainerRemoved(id)
 	}
 	if len(plan.Kill) > 0 {
 		return Outcome{Async: s.kill(w.UID, plan.Kill, podGrace(pod))}
@@ -173,6 +176,7 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	running := *c
 	running.State, running.StartedAt = pleg.ContainerRunning, time.Now()
 	s.Cache.UpsertContainer(w.UID, &running)
+	watcherOr(s.Watcher).ContainerStarted(w.UID, sb.ID, id, sandboxCfg.GetLinux().GetCgroupParent())
 	delete(w.Sync.Waiting, name)
 	return nil
 }

@@ -43,6 +43,10 @@ type PodSync struct {
 	Failures int
 	// StartReported is set once the pod start latency was observed.
 	StartReported bool
+	// FinishPublished is set once a pass published the pod as finished:
+	// its sandbox is stopped in the pass after, so the ~100 ms stop never
+	// delays the status.
+	FinishPublished bool
 	// OrphanName and OrphanNamespace identify a pod found in the runtime
 	// that no source knows, for logs while it is torn down.
 	OrphanName, OrphanNamespace string

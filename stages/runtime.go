@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -22,6 +23,31 @@ type ContainerRuntime interface {
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
 	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+}
+
+// Watcher is told which containers and sandboxes podline started and
+// removed, so the event plane can watch their cgroups. cgroupParent is the
+// pod cgroup ("" when pods get none).
+type Watcher interface {
+	ContainerStarted(uid types.UID, sandboxID, containerID, cgroupParent string)
+	ContainerRemoved(containerID string)
+	SandboxStarted(uid types.UID, sandboxID, cgroupParent string)
+	SandboxRemoved(sandboxID string)
+}
+
+// noWatcher is the Watcher when nothing watches: the relist alone.
+type noWatcher struct{}
+
+func (noWatcher) ContainerStarted(types.UID, string, string, string) {}
+func (noWatcher) ContainerRemoved(string)                            {}
+func (noWatcher) SandboxStarted(types.UID, string, string)           {}
+func (noWatcher) SandboxRemoved(string)                              {}
+
+func watcherOr(w Watcher) Watcher {
+	if w == nil {
+		return noWatcher{}
+	}
+	return w
 }
 
 // ImageRuntime is what the containers stage needs of the CRI image service.

@@ -24,6 +24,8 @@ type SandboxStage struct {
 	Cgroups cgroupfs.Hierarchies
 	// RuntimeHandler selects the runtime's handler ("" = default).
 	RuntimeHandler string
+	// Watcher, if set, learns of every sandbox started and removed.
+	Watcher Watcher
 }
 
 func (s *SandboxStage) Handle(w *Work) Outcome {
@@ -32,6 +34,12 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	}
 	ctx, pod := w.Context(), w.Pod
 	plan := PlanSandbox(pod, s.Cache.Get(w.UID))
+	if plan.Finished && len(plan.Stop) > 0 && !w.Sync.FinishPublished {
+		// Publish the finished pod first; stop its sandbox right after.
+		w.Sync.FinishPublished = true
+		w.RequeueAfter(time.Nanosecond)
+		return Next()
+	}
 	for _, id := range plan.Stop {
 		if err := s.stop(w, id); err != nil {
 			return Fail(err)
@@ -42,6 +50,7 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 			return Fail(fmt.Errorf("remove old sandbox %s: %w", id, err))
 		}
 		s.Cache.RemoveSandbox(w.UID, id)
+		watcherOr(s.Watcher).SandboxRemoved(id)
 	}
 	if !plan.Create {
 		return Next()
@@ -61,6 +70,7 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 		sb = pleg.SandboxFromStatus(st)
 	}
 	s.Cache.UpsertSandbox(w.UID, pod.Name, pod.Namespace, sb)
+	watcherOr(s.Watcher).SandboxStarted(w.UID, id, cfg.GetLinux().GetCgroupParent())
 	return Next()
 }
 
@@ -102,6 +112,7 @@ func (s *SandboxStage) teardown(w *Work) Outcome {
 				return Fail(fmt.Errorf("remove sandbox %s: %w", sb.ID, err))
 			}
 			s.Cache.RemoveSandbox(w.UID, sb.ID)
+			watcherOr(s.Watcher).SandboxRemoved(sb.ID)
 		}
 	}
 	if !w.Removed {

@@ -24,14 +24,17 @@ import (
 // agent is a wired podline. Fields are the parts; nothing here decides
 // anything about pods.
 type agent struct {
-	o         *options
-	log       *slog.Logger
-	node      *stages.Node
-	machine   *machine.Info
-	runtime   *cri.Client
-	cache     *pleg.Cache
-	relister  *pleg.Relister // loads the runtime state at start
-	lifecycle pleg.Source    // keeps it current
+	o        *options
+	log      *slog.Logger
+	node     *stages.Node
+	machine  *machine.Info
+	runtime  *cri.Client
+	cache    *pleg.Cache
+	relister *pleg.Relister // loads the runtime state at start; the safety net
+	plane    *pleg.Plane    // the event plane; nil with --pleg=relist
+	// lifecycle are the loops that keep the runtime state current: the
+	// relist, and in events mode the plane and its event sources.
+	lifecycle []func(context.Context)
 	pipeline  *stages.Pipeline
 	admitter  *stages.Admitter
 	statuses  *stages.StatusStore
@@ -66,11 +69,21 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	a.admitter = &stages.Admitter{Node: a.node, Labels: map[string]string{
 		"kubernetes.io/hostname": a.node.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": a.machine.Architecture,
 	}}
+	notify := func(uid types.UID) { a.pipeline.Sync(uid) }
+	a.relister = pleg.NewRelister(rt, a.cache, o.effectiveRelistPeriod(), notify, log)
+	if err := a.buildLifecycle(notify); err != nil {
+		return nil, err
+	}
+	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier}
+	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node}
+	if a.plane != nil {
+		sandboxes.Watcher, containers.Watcher = a.plane, a.plane
+	}
 	var handlers [stages.NumStages]stages.Handler
 	handlers[stages.StageAdmit] = a.admitter
 	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: a.node}
-	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier}
-	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node}
+	handlers[stages.StageSandbox] = sandboxes
+	handlers[stages.StageContainers] = containers
 	handlers[stages.StageStatus] = &stages.StatusStage{
 		Store: a.statuses, Cache: a.cache, Node: a.node, RuntimeName: ver.GetRuntimeName(),
 		OnFinished: a.admitter.Release, Log: log,
@@ -83,8 +96,6 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	if err != nil {
 		return nil, err
 	}
-	a.relister = pleg.NewRelister(rt, a.cache, o.relistPeriod, a.pipeline.Sync, log)
-	a.lifecycle = a.relister
 	if err := a.buildSources(); err != nil {
 		return nil, err
 	}
@@ -201,7 +212,12 @@ func (a *agent) run(parent context.Context) error {
 		return fmt.Errorf("initial relist: %w", err)
 	}
 	a.log.Info("runtime state loaded", "pods", a.cache.Len())
-	goRun(a.lifecycle.Run)
+	if a.plane != nil {
+		a.log.Info("event plane watching what runs", "cgroups", a.plane.Adopt(a.podCgroupCandidates))
+	}
+	for _, fn := range a.lifecycle {
+		goRun(fn)
+	}
 	goRun(a.dispatch)
 	if a.files != nil {
 		goRun(a.files.Run)

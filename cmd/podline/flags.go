@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,8 @@ type options struct {
 	address            string
 
 	relistPeriod   time.Duration
+	plegMode       string
+	plegSources    listFlag
 	pipelineWindow int
 	stageWorkers   stageWorkersFlag
 	verbosity      int
@@ -116,7 +119,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", "127.0.0.1", "Address of the /healthz endpoint.")
 	fs.IntVar(&o.readOnlyPort, "read-only-port", 0, "Port of the unauthenticated read-only server (/pods, /spec/); 0 disables it.")
 	fs.StringVar(&o.address, "address", "0.0.0.0", "Address the read-only server binds.")
-	fs.DurationVar(&o.relistPeriod, "relist-period", time.Second, "Period of the full runtime relist that detects container changes.")
+	fs.StringVar(&o.plegMode, "pleg", "events", "How container changes are found: 'events' (CRI events, eBPF and cgroup notifications, with a periodic relist as a safety net) or 'relist' (a full relist every second, as the kubelet's generic PLEG).")
+	fs.Var(&o.plegSources, "pleg-sources", "Event sources to use with --pleg=events (comma-separated: cri, ebpf, cgroup); default all.")
+	fs.DurationVar(&o.relistPeriod, "relist-period", 0, "Period of the full runtime relist; default 60s with --pleg=events (a safety net), 1s with --pleg=relist.")
 	fs.IntVar(&o.pipelineWindow, "pipeline-window", 1024, "Pod passes in flight in the stage pipeline at once; producers wait beyond it.")
 	o.stageWorkers = stageWorkersFlag(stages.DefaultWorkers)
 	fs.Var(&o.stageWorkers, "stage-workers", "Workers per pipeline stage, e.g. 'sandbox=8,containers=8' (stages: admit, volumes, sandbox, containers, status).")
@@ -134,7 +139,8 @@ func (o *options) validate() error {
 		{o.fileCheckFrequency <= 0, "--file-check-frequency", "must be positive"},
 		{o.httpCheckFrequency <= 0, "--http-check-frequency", "must be positive"},
 		{o.requestTimeout <= 0, "--runtime-request-timeout", "must be positive"},
-		{o.relistPeriod <= 0, "--relist-period", "must be positive"},
+		{o.relistPeriod < 0, "--relist-period", "must not be negative"},
+		{o.plegMode != "events" && o.plegMode != "relist", "--pleg", "must be 'events' or 'relist'"},
 		{o.maxPods < 0, "--max-pods", "must not be negative"},
 		{o.pipelineWindow < 1, "--pipeline-window", "must be at least 1"},
 		{o.healthzPort < 0 || o.healthzPort > 65535, "--healthz-port", "must be 0-65535"},
@@ -147,10 +153,31 @@ func (o *options) validate() error {
 			return fmt.Errorf("%s %s", c.flag, c.why)
 		}
 	}
+	for _, s := range o.plegSources {
+		if s != "cri" && s != "ebpf" && s != "cgroup" {
+			return fmt.Errorf("--pleg-sources: unknown source %q (want cri, ebpf, cgroup)", s)
+		}
+	}
 	for _, ip := range o.clusterDNS {
 		if net.ParseIP(ip) == nil {
 			return fmt.Errorf("--cluster-dns: %q is not an IP address", ip)
 		}
 	}
 	return nil
+}
+
+// effectiveRelistPeriod is --relist-period, or the mode's default.
+func (o *options) effectiveRelistPeriod() time.Duration {
+	switch {
+	case o.relistPeriod > 0:
+		return o.relistPeriod
+	case o.plegMode == "relist":
+		return time.Second
+	}
+	return time.Minute
+}
+
+// plegSource reports whether an event source is enabled.
+func (o *options) plegSource(name string) bool {
+	return o.plegMode == "events" && (len(o.plegSources) == 0 || slices.Contains(o.plegSources, name))
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/cgroupfs"
+	"github.com/podline/podline/ebpf"
+	"github.com/podline/podline/pleg"
+)
+
+// discrepancyGrace is how old a change the safety relist finds must be to
+// count as one no event delivered: events still in flight are younger.
+const discrepancyGrace = 5 * time.Second
+
+// buildLifecycle wires how container changes reach the pipeline. With
+// --pleg=relist it is the relist alone. With --pleg=events it is the event
+// plane fed by three sources — CRI events, eBPF, cgroup notifications —
+// each optional: one that cannot start is logged and the others carry on;
+// the relist stays as a safety net that counts what the events missed.
+func (a *agent) buildLifecycle(notify func(types.UID)) error {
+	o := a.o
+	a.lifecycle = append(a.lifecycle, a.relister.Run)
+	if o.plegMode == "relist" {
+		return nil
+	}
+	a.relister.Audit(discrepancyGrace)
+	cfg := pleg.PlaneConfig{Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: unifiedMount(), Log: a.log}
+
+	var tracer *ebpf.Tracer
+	if o.plegSource("ebpf") {
+		t, err := ebpf.Load(a.log)
+		if err != nil {
+			a.log.Warn("eBPF event source unavailable; the other sources carry on", "err", err)
+		} else {
+			tracer, cfg.Kernel = t, t
+		}
+	}
+	var notifier *cgroupfs.Notifier
+	if o.plegSource("cgroup") {
+		n, err := cgroupfs.NewNotifier(a.log)
+		if err != nil {
+			a.log.Warn("cgroup notification source unavailable; the other sources carry on", "err", err)
+		} else {
+			notifier, cfg.Cgroups = n, n
+		}
+	}
+	a.plane = pleg.NewPlane(cfg)
+	a.lifecycle = append(a.lifecycle, a.plane.Run)
+
+	if tracer != nil {
+		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
+			defer tracer.Close()
+			err := tracer.Run(ctx, func(ev ebpf.Event) {
+				switch ev.Kind {
+				case ebpf.KindExit:
+					a.plane.OnExit(ev.CgroupID, ev.ExitCode, ev.Time)
+				case ebpf.KindOOMVictim:
+					a.plane.OnOOM(ev.CgroupID, ev.PID, ev.Time)
+				case ebpf.KindEmptied:
+					a.plane.OnEmptied(ev.CgroupID, ev.Time)
+				}
+			})
+			if err != nil && ctx.Err() == nil {
+				a.log.Warn("eBPF event source stopped", "err", err)
+			}
+		})
+	}
+	if notifier != nil {
+		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
+			defer notifier.Close()
+			err := notifier.Run(ctx, func(n cgroupfs.Notification) {
+				switch n.Kind {
+				case cgroupfs.Emptied:
+					a.plane.OnEmptied(n.CgroupID, n.Time)
+				case cgroupfs.OOMKill:
+					a.plane.OnOOM(n.CgroupID, 0, n.Time)
+				}
+			})
+			if err != nil && ctx.Err() == nil {
+				a.log.Warn("cgroup notification source stopped", "err", err)
+			}
+		})
+	}
+	if o.plegSource("cri") {
+		events := pleg.NewCRIEvents(a.runtime, a.cache, notify, a.relister.Resync, a.log)
+		a.lifecycle = append(a.lifecycle, events.Run)
+	}
+	return nil
+}
+
+// podCgroupCandidates lists where a pod's cgroup may be, one place per QoS
+// class, for adopting what runs before the pod's spec is known.
+func (a *agent) podCgroupCandidates(uid types.UID) []string {
+	var out []string
+	for _, q := range []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort} {
+		if p := a.node.Cgroups.PodParent(uid, q); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// unifiedMount finds the cgroup2 mount point ("" if there is none).
+func unifiedMount() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields := strings.Fields(pre)
+		if ok && strings.HasPrefix(post, "cgroup2 ") && len(fields) >= 5 {
+			return fields[4]
+		}
+	}
+	return ""
+}
