@@ -8,7 +8,7 @@ GOFILES    = $(shell git ls-files --cached --others --exclude-standard '*.go')
 # Benchmarks compare the lock-free queue with a buffered channel.
 BENCH_CPU ?= 1,2,4,8
 
-.PHONY: all build run stop test test-unit test-e2e bench bench-quick lint generate check-generate runtime-up runtime-down clean
+.PHONY: all build run stop test test-unit test-e2e bench bench-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
 
 all: build
 
@@ -64,6 +64,14 @@ bench:
 bench-quick:
 	$(GO) test -run '^$$' -bench 'Queue|Chan' -benchtime 1000x ./stages/
 	$(GO) test -run '^$$' -bench 'PipelineStart/pods=100$$' -benchtime 1x ./stages/
+
+# bench-eventplane: --pleg=events against --pleg=relist on the real runtime:
+# exit-detection latency and idle CPU (~5 min, as root; -quick ~1 min).
+bench-eventplane:
+	scripts/with-runtime.sh $(GO) run ./bench/eventplane
+
+bench-eventplane-quick:
+	scripts/with-runtime.sh $(GO) run ./bench/eventplane -quick
 
 runtime-up:
 	scripts/runtime.sh up
