@@ -39,5 +39,8 @@ var (
 	passesAsync    = metrics.NewCounter(`podline_pipeline_background_steps_total`)
 	podsKnown      = metrics.NewGauge(`podline_pipeline_pods`, nil)
 	podStartTime   = metrics.NewHistogram(`podline_pod_start_duration_seconds`)
+	// From a container's exit (as the kernel or the runtime timed it) to
+	// the pod status that shows it.
+	exitToStatus = metrics.NewHistogram(`podline_container_exit_to_status_seconds`)
 	podsRejected   = metrics.NewCounter(`podline_pods_rejected_total`)
 )

@@ -43,6 +43,9 @@ type PodSync struct {
 	Failures int
 	// StartReported is set once the pod start latency was observed.
 	StartReported bool
+	// ExitsReported holds the container instances whose exit was
+	// published, for the exit-to-status latency metric.
+	ExitsReported map[string]bool
 	// FinishPublished is set once a pass published the pod as finished:
 	// its sandbox is stopped in the pass after, so the ~100 ms stop never
 	// delays the status.

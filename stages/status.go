@@ -35,11 +35,13 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 		prev = &st
 	}
 	now := time.Now()
+	rt := s.Cache.Get(w.UID)
 	st := PodStatus(StatusInput{
-		Pod: w.Pod, Runtime: s.Cache.Get(w.UID), Sync: w.Sync, Node: s.Node,
+		Pod: w.Pod, Runtime: rt, Sync: w.Sync, Node: s.Node,
 		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
 	})
 	s.Store.Set(w.Pod, st)
+	observeExits(w.Sync, rt, time.Now(), prev != nil)
 	if !w.Sync.StartReported && allRunning(&st) {
 		w.Sync.StartReported = true
 		took := now.Sub(w.Sync.FirstSeen)
@@ -77,4 +79,32 @@ func allRunning(st *v1.PodStatus) bool {
 		}
 	}
 	return true
+}
+
+// observeExits records, once per container instance, how long after its
+// exit the status showing it was published. The first status of a pod
+// only takes note: exits from before podline (re)started are not latency.
+func observeExits(sync *PodSync, rt *pleg.Pod, published time.Time, observe bool) {
+	if rt == nil {
+		return
+	}
+	live := make(map[string]bool, len(rt.Containers))
+	for _, c := range rt.Containers {
+		live[c.ID] = true
+		if c.State != pleg.ContainerExited || c.FinishedAt.IsZero() || sync.ExitsReported[c.ID] {
+			continue
+		}
+		if sync.ExitsReported == nil {
+			sync.ExitsReported = make(map[string]bool)
+		}
+		sync.ExitsReported[c.ID] = true
+		if d := published.Sub(c.FinishedAt); observe && d >= 0 {
+			exitToStatus.Update(d.Seconds())
+		}
+	}
+	for id := range sync.ExitsReported {
+		if !live[id] {
+			delete(sync.ExitsReported, id)
+		}
+	}
 }

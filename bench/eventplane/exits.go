@@ -60,6 +60,11 @@ type exitResult struct {
 	MeanPollMS float64            `json:"mean_poll_ms"`
 	TimedOut   int                `json:"timed_out"`
 	Metrics    map[string]float64 `json:"podline_metrics"`
+	// InPodline* are podline's own exit-to-status histogram (see
+	// histogram.go): exits it published, and the bucket bounds of p50/p99.
+	InPodlineCount float64 `json:"in_podline_count"`
+	InPodlineP50MS float64 `json:"in_podline_p50_ms"`
+	InPodlineP99MS float64 `json:"in_podline_p99_ms"`
 }
 
 // exitLatency runs K pods under a fresh podline, then kills their main
@@ -121,6 +126,14 @@ func (b *bench) exitLatency(ctx context.Context, mode string) (res *exitResult, 
 	if res.Metrics, err = a.metrics(ctx); err != nil {
 		return res, fmt.Errorf("%s: metrics: %w", label, err)
 	}
+	bs, err := a.histogram(ctx, exitHistogram)
+	if err != nil {
+		return res, fmt.Errorf("%s: metrics: %w", label, err)
+	}
+	for _, b := range bs {
+		res.InPodlineCount += b.count
+	}
+	res.InPodlineP50MS, res.InPodlineP99MS = quantileMS(bs, 0.50), quantileMS(bs, 0.99)
 	return res, nil
 }
 

@@ -108,7 +108,10 @@ func markdown(r *results) string {
 		"one pod at a time, %.0f ms + uniform [0, %.1f s) after the previous pod's sandbox stopped; latency from right before "+
 		"kill(2) to the headers of the first /pods response that shows the container terminated (polled back to back; "+
 		"podline snapshots the pods before it writes the headers, so a sample is late by at most one poll's time to "+
-		"headers; the lower bound is when the last poll that did not show it was sent). Percentiles are nearest-rank.\n\n",
+		"headers; the lower bound is when the last poll that did not show it was sent). Percentiles are nearest-rank. "+
+		"\"in podline\" is podline's own histogram podline_container_exit_to_status_seconds: from the exit as the kernel "+
+		"(events) or the runtime (relist) timed it to the status showing it, no HTTP in between; values are bucket upper "+
+		"bounds (buckets ~12 %% wide); it also counts the exits of the pods' startup and teardown.\n\n",
 		c.ExitPods, c.KillGapMS, c.KillJitterS)
 	fmt.Fprintf(&w, "Idle: N pods Running under a fresh podline, %.0f s settle, then a %.0f s window; CPU is utime+stime "+
 		"from /proc/<pid>/stat (10 ms ticks) in %% of one core; context switches are voluntary + involuntary summed "+
@@ -160,6 +163,8 @@ func columns(idlePods []int) []column {
 		exit("p90", func(e *exitResult) float64 { return e.P90MS }),
 		exit("p99", func(e *exitResult) float64 { return e.P99MS }),
 		exit("max", func(e *exitResult) float64 { return e.MaxMS }),
+		exit("in podline p50", func(e *exitResult) float64 { return e.InPodlineP50MS }),
+		exit("p99", func(e *exitResult) float64 { return e.InPodlineP99MS }),
 	}
 	idle := func(n int, pick func(*idleResult) float64) func(*modeResult) float64 {
 		return func(m *modeResult) float64 {
