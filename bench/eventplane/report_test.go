@@ -60,9 +60,25 @@ func TestMarkdownTable(t *testing.T) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	f("| mode | exit p50 | p90 | p99 | max | podline CPU N=30 | N=100 | containerd CPU N=30 | N=100 | podline ctx sw/s N=30 | N=100 |")
+	f("| mode | exit p50 | p90 | p99 | max | in podline p50 | p99 | podline CPU N=30 | N=100 | containerd CPU N=30 | N=100 | podline ctx sw/s N=30 | N=100 |")
 	f("| events | 5.00 ms | 8.00 ms | 10.0 ms | 10.0 ms | 0.00 % (0.010) | – | 5.00 % | – | 2.0 | – |")
 	// The podline CPU ratio comes from schedstat (0.25/0.01), not from
 	// the ticks (0.2/0, which says nothing).
 	f("| relist / events | 100× | 112× | 100× | 100× | 25× | – | 1.20× | – | 25× | – |")
+}
+
+func TestQuantileFromBuckets(t *testing.T) {
+	bs := []bucket{{upper: 0.001, count: 50}, {upper: 0.002, count: 49}, {upper: 0.5, count: 1}}
+	if got := quantileMS(bs, 0.5); got != 1 {
+		t.Fatalf("p50 = %v ms, want 1", got)
+	}
+	if got := quantileMS(bs, 0.99); got != 2 {
+		t.Fatalf("p99 = %v ms, want 2", got)
+	}
+	if got := quantileMS(bs, 1); got != 500 {
+		t.Fatalf("max = %v ms, want 500", got)
+	}
+	if got := quantileMS(nil, 0.5); got != 0 {
+		t.Fatalf("empty = %v", got)
+	}
 }
