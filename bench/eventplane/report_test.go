@@ -45,10 +45,10 @@ func TestMarkdownTable(t *testing.T) {
 	r := &results{
 		Config: configSummary{ExitPods: 2, IdlePods: []int{30, 100}},
 		Modes: []*modeResult{
-			{Mode: "events", Exit: &exitResult{P50MS: 5, P90MS: 8, P99MS: 10, MaxMS: 10}, Idle: []*idleResult{
+			{Mode: "events", Exit: &exitResult{P50MS: 5, P90MS: 8, P99MS: 10, MaxMS: 10, InPodlineP50MS: 0.5, InPodlineP99MS: 2}, Idle: []*idleResult{
 				{Pods: 30, PodlineCPUPct: 0, PodlineSchedCPUPct: 0.01, ContainerdCPUPct: 5, PodlineCtxSwPerS: 2},
 			}},
-			{Mode: "relist", Exit: &exitResult{P50MS: 500, P90MS: 900, P99MS: 1000, MaxMS: 1000}, Idle: []*idleResult{
+			{Mode: "relist", Exit: &exitResult{P50MS: 500, P90MS: 900, P99MS: 1000, MaxMS: 1000, InPodlineP50MS: 500, InPodlineP99MS: 1000}, Idle: []*idleResult{
 				{Pods: 30, PodlineCPUPct: 0.2, PodlineSchedCPUPct: 0.25, ContainerdCPUPct: 6, PodlineCtxSwPerS: 50},
 			}},
 		},
@@ -61,10 +61,10 @@ func TestMarkdownTable(t *testing.T) {
 		}
 	}
 	f("| mode | exit p50 | p90 | p99 | max | in podline p50 | p99 | podline CPU N=30 | N=100 | containerd CPU N=30 | N=100 | podline ctx sw/s N=30 | N=100 |")
-	f("| events | 5.00 ms | 8.00 ms | 10.0 ms | 10.0 ms | 0.00 % (0.010) | – | 5.00 % | – | 2.0 | – |")
+	f("| events | 5.00 ms | 8.00 ms | 10.0 ms | 10.0 ms | 0.50 ms | 2.00 ms | 0.00 % (0.010) | – | 5.00 % | – | 2.0 | – |")
 	// The podline CPU ratio comes from schedstat (0.25/0.01), not from
 	// the ticks (0.2/0, which says nothing).
-	f("| relist / events | 100× | 112× | 100× | 100× | 25× | – | 1.20× | – | 25× | – |")
+	f("| relist / events | 100× | 112× | 100× | 100× | 1000× | 500× | 25× | – | 1.20× | – | 25× | – |")
 }
 
 func TestQuantileFromBuckets(t *testing.T) {
