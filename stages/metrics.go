@@ -42,5 +42,5 @@ var (
 	// From a container's exit (as the kernel or the runtime timed it) to
 	// the pod status that shows it.
 	exitToStatus = metrics.NewHistogram(`podline_container_exit_to_status_seconds`)
-	podsRejected   = metrics.NewCounter(`podline_pods_rejected_total`)
+	podsRejected = metrics.NewCounter(`podline_pods_rejected_total`)
 )
