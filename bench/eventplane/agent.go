@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -196,17 +197,13 @@ var metricPrefixes = []string{"podline_pleg_", "podline_ebpf_", "podline_cgroup_
 // metrics reads podline's /metrics, keeping counters and gauges of the
 // event plane (histogram buckets left out).
 func (a *agent) metrics(ctx context.Context) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/metrics", nil)
+	body, err := a.getMetrics(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
+	defer body.Close()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	for sc.Scan() {
 		line := sc.Text()
 		name, val, ok := strings.Cut(line, " ")
@@ -218,6 +215,19 @@ func (a *agent) metrics(ctx context.Context) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
+}
+
+// getMetrics fetches podline's /metrics; the caller closes the body.
+func (a *agent) getMetrics(ctx context.Context) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,17 +22,13 @@ type bucket struct {
 
 // histogram reads a VictoriaMetrics histogram's vmrange buckets.
 func (a *agent) histogram(ctx context.Context, name string) ([]bucket, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/metrics", nil)
+	body, err := a.getMetrics(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
+	defer body.Close()
 	var out []bucket
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	prefix := name + `_bucket{vmrange="`
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), prefix)
