@@ -3,6 +3,7 @@ package stages
 import (
 	"path/filepath"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podline/podline/cgroupfs"
@@ -18,6 +19,8 @@ type Node struct {
 	CPUMilli    int64
 	MemoryBytes int64
 	MaxPods     int
+	// Capacity and Allocatable as the Node object reports them.
+	Capacity, Allocatable v1.ResourceList
 	// RootDir is --root-dir: pod directories and volumes live under it.
 	RootDir string
 	// LogsDir holds the CRI log directories, /var/log/pods.

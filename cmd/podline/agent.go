@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/machine"
@@ -131,12 +133,20 @@ func (a *agent) buildNode() error {
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
+	capacity, allocatable, err := nodeResources(o, info)
+	if err != nil {
+		return err
+	}
+	cpu, mem := allocatable[v1.ResourceCPU], allocatable[v1.ResourceMemory]
+	a.log.Info("node resources", "capacity", describeResources(capacity), "allocatable", describeResources(allocatable))
 	a.node = &stages.Node{
 		Name:        name,
 		IPs:         ips,
-		CPUMilli:    int64(info.NumCores) * 1000,
-		MemoryBytes: int64(info.MemoryCapacity),
+		CPUMilli:    cpu.MilliValue(),
+		MemoryBytes: mem.Value(),
 		MaxPods:     o.maxPods,
+		Capacity:    capacity,
+		Allocatable: allocatable,
 		RootDir:     o.rootDir,
 		LogsDir:     o.podLogsDir,
 		Cgroups:     cgroupfs.Layout{Root: o.cgroupRoot, PerQOS: o.cgroupsPerQOS},

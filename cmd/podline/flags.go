@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/podline/podline/cri"
+	"github.com/podline/podline/node"
 	"github.com/podline/podline/sources"
 	"github.com/podline/podline/stages"
 )
@@ -31,12 +32,15 @@ type options struct {
 	imageEndpoint   string
 	requestTimeout  time.Duration
 
-	maxPods       int
-	cgroupRoot    string
-	cgroupsPerQOS bool
-	clusterDNS    listFlag
-	clusterDomain string
-	resolvConf    string
+	maxPods        int
+	kubeReserved   string
+	systemReserved string
+	evictionHard   string
+	cgroupRoot     string
+	cgroupsPerQOS  bool
+	clusterDNS     listFlag
+	clusterDomain  string
+	resolvConf     string
 
 	healthzPort        int
 	healthzBindAddress string
@@ -110,6 +114,9 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint; default: the runtime endpoint.")
 	fs.DurationVar(&o.requestTimeout, "runtime-request-timeout", cri.DefaultRequestTimeout, "Timeout of every runtime request except pulls, log streams and exec.")
 	fs.IntVar(&o.maxPods, "max-pods", 110, "Number of pods this node can run.")
+	fs.StringVar(&o.kubeReserved, "kube-reserved", "", "Resources reserved for Kubernetes system daemons, e.g. 'cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000'.")
+	fs.StringVar(&o.systemReserved, "system-reserved", "", "Resources reserved for the operating system, same form as --kube-reserved.")
+	fs.StringVar(&o.evictionHard, "eviction-hard", node.DefaultEvictionHard, "Hard eviction thresholds; the memory and nodefs ones are also taken off allocatable.")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/", "Root cgroup for pods.")
 	fs.BoolVar(&o.cgroupsPerQOS, "cgroups-per-qos", true, "Create pod cgroups under kubepods/<qos>.")
 	fs.Var(&o.clusterDNS, "cluster-dns", "Cluster DNS server IPs (comma-separated) for dnsPolicy ClusterFirst pods.")
@@ -152,6 +159,15 @@ func (o *options) validate() error {
 		if c.bad {
 			return fmt.Errorf("%s %s", c.flag, c.why)
 		}
+	}
+	if _, err := node.ParseResourceList(o.kubeReserved); err != nil {
+		return fmt.Errorf("--kube-reserved: %w", err)
+	}
+	if _, err := node.ParseResourceList(o.systemReserved); err != nil {
+		return fmt.Errorf("--system-reserved: %w", err)
+	}
+	if _, err := node.ParseThresholds(o.evictionHard); err != nil {
+		return fmt.Errorf("--eviction-hard: %w", err)
 	}
 	for _, s := range o.plegSources {
 		if s != "cri" && s != "ebpf" && s != "cgroup" {
