@@ -1,0 +1,237 @@
+package cgroupfs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/containerd/cgroups/v3"
+)
+
+// ErrNotPodCgroup is returned for a pod cgroup path that is not one
+// Layout.PodParent of this tree's layout could have returned.
+var ErrNotPodCgroup = errors.New("not a pod cgroup of this tree")
+
+var (
+	podCgroupEnsures      = metrics.NewCounter(`podline_cgroup_pod_ensures_total`)
+	podCgroupEnsureErrors = metrics.NewCounter(`podline_cgroup_pod_ensure_errors_total`)
+)
+
+// treeBackend creates cgroup directories and writes limits on one kind of
+// host. Directories are paths relative to the hierarchy roots
+// ("/kubepods/burstable"), as in Layout.
+type treeBackend interface {
+	// ensureDir creates dir if it is missing; its parent must exist.
+	// ours says dir is podline's even if it already existed (kubepods
+	// and below). It reports whether podline owns dir: ours, or created
+	// now. Only an owned directory is prepared for children and tasks
+	// (v1 cpuset filled, v2 controllers enabled).
+	ensureDir(dir string, ours bool) (owned bool, err error)
+	// write writes the set fields of r into dir.
+	write(dir string, r Resources) error
+	// read reads back what write writes.
+	read(dir string) (Resources, error)
+	String() string
+}
+
+// Tree keeps podline's cgroup tree as the kubelet's cgroupfs driver does:
+// <root>/kubepods limited to the node's allocatable cpu and memory,
+// kubepods/burstable and kubepods/besteffort below it, and one cgroup per
+// pod (Guaranteed pods directly under kubepods) carrying the pod's limits.
+// Containers' cgroups, which the runtime makes inside the pod cgroup, are
+// not the Tree's business.
+//
+// With Layout.PerQOS false every method does nothing. Methods are safe for
+// concurrent use; EnsurePod of different pods runs in parallel.
+type Tree struct {
+	log      *slog.Logger
+	be       treeBackend // nil: PerQOS is off
+	kubepods string      // <root>/kubepods
+
+	mu             sync.Mutex // orders QoS-level writes
+	burstableMilli int64
+	qosReady       bool
+}
+
+// NewTree picks the backend for the host: cgroup v1 (a legacy or hybrid
+// host, like this project's machines) or the unified cgroup2 hierarchy.
+func NewTree(layout Layout, log *slog.Logger) (*Tree, error) {
+	if !layout.PerQOS {
+		return newTree(layout, log, nil), nil
+	}
+	mounts, err := readTreeMounts()
+	if err != nil {
+		return nil, fmt.Errorf("cgroup tree: %w", err)
+	}
+	var be treeBackend
+	switch mode := cgroups.Mode(); mode {
+	case cgroups.Legacy, cgroups.Hybrid:
+		be, err = newTreeV1(mounts.v1)
+	case cgroups.Unified:
+		be, err = newTreeV2(mounts.cgroup2)
+	default:
+		err = fmt.Errorf("no cgroup filesystem mounted (mode %v)", mode)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cgroup tree: %w", err)
+	}
+	return newTree(layout, log, be), nil
+}
+
+func newTree(layout Layout, log *slog.Logger, be treeBackend) *Tree {
+	if log == nil {
+		log = slog.Default()
+	}
+	root := layout.Root
+	if root == "" {
+		root = "/"
+	}
+	return &Tree{log: log, be: be, kubepods: path.Join(path.Clean(root), KubepodsName)}
+}
+
+// QoS cgroup names under kubepods.
+const (
+	burstableName  = "burstable"
+	besteffortName = "besteffort"
+)
+
+// EnsureQOS creates <root>, <root>/kubepods and the Burstable and
+// BestEffort QoS cgroups if missing, and sets: kubepods cpu shares from
+// allocatableCPUMilli and its memory limit to allocatableMemory (the
+// kubelet's --enforce-node-allocatable=pods; <= 0 leaves it unlimited),
+// BestEffort the minimum shares, Burstable the shares of the last
+// SetBurstableCPU (the minimum before). Safe to repeat: at start-up, and
+// when allocatable changes. Lowering the memory limit below what the pods
+// use fails (EBUSY on v1) and changes nothing else after it.
+func (t *Tree) EnsureQOS(allocatableCPUMilli, allocatableMemory int64) error {
+	if t.be == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// Levels of --cgroup-root are created when missing but never written:
+	// an existing one may belong to someone else.
+	var dir string
+	for _, elem := range strings.Split(strings.Trim(path.Dir(t.kubepods), "/"), "/") {
+		if elem == "" {
+			continue
+		}
+		dir += "/" + elem
+		if _, err := t.be.ensureDir(dir, false); err != nil {
+			return fmt.Errorf("ensure cgroup root %s: %w", dir, err)
+		}
+	}
+	shares := MilliCPUToShares(allocatableCPUMilli)
+	top := Resources{CPUShares: &shares}
+	if allocatableMemory > 0 {
+		top.MemoryLimit = &allocatableMemory
+	}
+	burstable := MilliCPUToShares(t.burstableMilli)
+	besteffort := minShares
+	for _, q := range []struct {
+		dir string
+		r   Resources
+	}{
+		{t.kubepods, top},
+		{path.Join(t.kubepods, burstableName), Resources{CPUShares: &burstable}},
+		{path.Join(t.kubepods, besteffortName), Resources{CPUShares: &besteffort}},
+	} {
+		if _, err := t.be.ensureDir(q.dir, true); err != nil {
+			return fmt.Errorf("ensure QoS cgroup %s: %w", q.dir, err)
+		}
+		if err := t.be.write(q.dir, q.r); err != nil {
+			return fmt.Errorf("set QoS cgroup %s: %w", q.dir, err)
+		}
+	}
+	t.qosReady = true
+	t.log.Info("cgroup QoS tree ready", "cgroups", t.be.String(), "kubepods", t.kubepods,
+		"kubepods_limits", top.String(), "burstable_shares", burstable)
+	return nil
+}
+
+// SetBurstableCPU sets the Burstable QoS cgroup's cpu shares from the sum
+// of the Burstable pods' cpu requests (PodCPURequestMilli), so they keep
+// their share against Guaranteed pods as pods come and go. Before
+// EnsureQOS it only records the value.
+func (t *Tree) SetBurstableCPU(totalRequestMilli int64) error {
+	if t.be == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.burstableMilli = totalRequestMilli
+	if !t.qosReady {
+		return nil
+	}
+	shares := MilliCPUToShares(totalRequestMilli)
+	dir := path.Join(t.kubepods, burstableName)
+	if err := t.be.write(dir, Resources{CPUShares: &shares}); err != nil {
+		return fmt.Errorf("set burstable cpu shares: %w", err)
+	}
+	return nil
+}
+
+// EnsurePod creates the pod cgroup parent (what Layout.PodParent returned)
+// wherever the runtime will put the pod's containers, and writes r into
+// it. Repeating it with other values updates the limits. The QoS cgroup
+// must exist (EnsureQOS): otherwise the error wraps fs.ErrNotExist. A
+// failure may leave the cgroup made: retry, or RemovePod.
+func (t *Tree) EnsurePod(parent string, r Resources) error {
+	if t.be == nil {
+		return nil
+	}
+	podCgroupEnsures.Inc()
+	if err := t.ensurePod(parent, r); err != nil {
+		podCgroupEnsureErrors.Inc()
+		return err
+	}
+	t.log.Debug("pod cgroup ready", "cgroup", parent, "limits", r.String())
+	return nil
+}
+
+func (t *Tree) ensurePod(parent string, r Resources) error {
+	if err := t.checkPod(parent); err != nil {
+		return err
+	}
+	if _, err := t.be.ensureDir(parent, true); err != nil {
+		return fmt.Errorf("ensure pod cgroup %s: %w", parent, err)
+	}
+	if err := t.be.write(parent, r); err != nil {
+		return fmt.Errorf("set pod cgroup %s limits: %w", parent, err)
+	}
+	return nil
+}
+
+// PodLimits reads back the limits of a pod cgroup; unset limits read as
+// the kernel's defaults (no quota, no memory limit: -1). On v2 CPUShares is
+// the smallest value that converts to the cpu.weight read.
+func (t *Tree) PodLimits(parent string) (Resources, error) {
+	if t.be == nil {
+		return Resources{}, nil
+	}
+	if err := t.checkPod(parent); err != nil {
+		return Resources{}, err
+	}
+	r, err := t.be.read(parent)
+	if err != nil {
+		return Resources{}, fmt.Errorf("read pod cgroup %s limits: %w", parent, err)
+	}
+	return r, nil
+}
+
+// checkPod accepts only <root>/kubepods[/burstable|/besteffort]/pod<uid>,
+// so a bad argument never creates or writes a cgroup elsewhere.
+func (t *Tree) checkPod(parent string) error {
+	dir, base := path.Split(parent)
+	dir = path.Clean(dir)
+	ok := path.Clean(parent) == parent && strings.HasPrefix(base, "pod") && len(base) > len("pod") &&
+		(dir == t.kubepods || dir == path.Join(t.kubepods, burstableName) || dir == path.Join(t.kubepods, besteffortName))
+	if !ok {
+		return fmt.Errorf("pod cgroup %q (tree %s): %w", parent, t.kubepods, ErrNotPodCgroup)
+	}
+	return nil
+}
