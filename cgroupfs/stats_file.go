@@ -115,6 +115,10 @@ func (b *statsBuf) read(name string) ([]byte, error) {
 		if err == unix.EINTR {
 			continue
 		}
+		if err == unix.ENODEV {
+			// kernfs: the cgroup was removed after the open.
+			return nil, fmt.Errorf("read %s: %w (%w)", b.fileName(), fs.ErrNotExist, err)
+		}
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: b.fileName(), Err: err}
 		}

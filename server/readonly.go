@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podline/podline/machine"
+	"github.com/podline/podline/stats"
 )
 
 // ReadOnly serves the unauthenticated read-only port.
@@ -18,10 +20,15 @@ type ReadOnly struct {
 	Pods func() []v1.Pod
 	// Machine returns the machine facts for /spec/.
 	Machine func() *machine.Info
+	// Stats takes a stats snapshot on request; nil leaves the stats
+	// endpoints out.
+	Stats   func(ctx context.Context) (*stats.Snapshot, error)
 	Healthz http.Handler
 }
 
-// Handler routes /pods, /spec/, /metrics (podline's own) and /healthz.
+// Handler routes /pods, /spec/, /metrics (podline's own), the stats
+// endpoints (/stats/summary, /metrics/resource, /metrics/cadvisor) and
+// /healthz.
 func (s *ReadOnly) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pods", s.pods)
@@ -31,6 +38,19 @@ func (s *ReadOnly) Handler() http.Handler {
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		metrics.WritePrometheus(w, true)
 	})
+	if s.Stats != nil {
+		mux.HandleFunc("GET /stats/summary", s.snapshot(func(w http.ResponseWriter, snap *stats.Snapshot) {
+			writeJSON(w, stats.Summary(snap))
+		}))
+		mux.HandleFunc("GET /metrics/resource", s.snapshot(func(w http.ResponseWriter, snap *stats.Snapshot) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			stats.WriteResource(w, snap)
+		}))
+		mux.HandleFunc("GET /metrics/cadvisor", s.snapshot(func(w http.ResponseWriter, snap *stats.Snapshot) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			stats.WriteCadvisor(w, snap)
+		}))
+	}
 	if s.Healthz != nil {
 		mux.Handle("GET /healthz", s.Healthz)
 	}
@@ -47,6 +67,18 @@ func (s *ReadOnly) pods(w http.ResponseWriter, r *http.Request) {
 
 func (s *ReadOnly) spec(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.Machine())
+}
+
+// snapshot reads the stats for one request and hands them to write.
+func (s *ReadOnly) snapshot(write func(http.ResponseWriter, *stats.Snapshot)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		snap, err := s.Stats(r.Context())
+		if err != nil {
+			http.Error(w, "collect stats: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		write(w, snap)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

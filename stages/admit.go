@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/cgroupfs"
 )
 
 // Request is what a pod asks of the node.
@@ -78,10 +80,16 @@ type Admitter struct {
 	Node *Node
 	// Labels are the node's labels, for nodeSelector.
 	Labels map[string]string
+	// OnBurstableCPU, if set, learns the cpu requested by the admitted
+	// Burstable pods whenever it changes (for kubepods/burstable's shares).
+	OnBurstableCPU func(totalMilli int64)
 
-	mu       sync.Mutex
-	admitted map[types.UID]Request
-	used     Request
+	mu        sync.Mutex
+	admitted  map[types.UID]Request
+	used      Request
+	burstable map[types.UID]int64
+	// burstableTotal is the sum of burstable; guarded by mu.
+	burstableTotal int64
 }
 
 func (a *Admitter) Handle(w *Work) Outcome {
@@ -95,11 +103,25 @@ func (a *Admitter) Handle(w *Work) Outcome {
 		return Next()
 	}
 	rej := Admit(w.Pod, a.Node, a.Labels, a.used, len(a.admitted))
+	burstableChanged := false
 	if rej == nil {
 		req := PodRequest(w.Pod)
 		a.admitted[w.UID] = req
 		a.used.CPUMilli += req.CPUMilli
 		a.used.MemoryBytes += req.MemoryBytes
+		if cgroupfs.QOSClass(w.Pod) == v1.PodQOSBurstable {
+			if a.burstable == nil {
+				a.burstable = make(map[types.UID]int64)
+			}
+			m := cgroupfs.PodCPURequestMilli(w.Pod)
+			a.burstable[w.UID] = m
+			a.burstableTotal += m
+			burstableChanged = m > 0
+		}
+	}
+	// Told under the lock, so totals reach the cgroup in order.
+	if burstableChanged && a.OnBurstableCPU != nil {
+		a.OnBurstableCPU(a.burstableTotal)
 	}
 	a.mu.Unlock()
 	if rej != nil {
@@ -114,12 +136,20 @@ func (a *Admitter) Handle(w *Work) Outcome {
 // Release returns a pod's share: it finished, or was torn down.
 func (a *Admitter) Release(uid types.UID) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if req, ok := a.admitted[uid]; ok {
 		a.used.CPUMilli -= req.CPUMilli
 		a.used.MemoryBytes -= req.MemoryBytes
 		delete(a.admitted, uid)
 	}
+	m, burstable := a.burstable[uid]
+	if burstable {
+		delete(a.burstable, uid)
+		a.burstableTotal -= m
+	}
+	if burstable && m > 0 && a.OnBurstableCPU != nil {
+		a.OnBurstableCPU(a.burstableTotal)
+	}
+	a.mu.Unlock()
 }
 
 // Admitted returns the number of admitted pods and their total request.

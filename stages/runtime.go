@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cgroupfs"
 )
 
 // SandboxRuntime is what the sandbox stage needs of the CRI.
@@ -48,6 +50,11 @@ func watcherOr(w Watcher) Watcher {
 		return noWatcher{}
 	}
 	return w
+}
+
+// PodCgroups makes pod cgroups with their limits.
+type PodCgroups interface {
+	EnsurePod(parent string, r cgroupfs.Resources) error
 }
 
 // ImageRuntime is what the containers stage needs of the CRI image service.

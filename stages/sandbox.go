@@ -22,6 +22,9 @@ type SandboxStage struct {
 	Node    *Node
 	// Cgroups are the hierarchies pod cgroups are removed from.
 	Cgroups cgroupfs.Hierarchies
+	// Limits, if set, makes the pod cgroup with the pod's limits before
+	// its sandbox starts (the runtime would make it without them).
+	Limits PodCgroups
 	// RuntimeHandler selects the runtime's handler ("" = default).
 	RuntimeHandler string
 	// Watcher, if set, learns of every sandbox started and removed.
@@ -56,6 +59,11 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 		return Next()
 	}
 	cfg := SandboxConfig(pod, plan.Attempt, s.Node)
+	if parent := cfg.GetLinux().GetCgroupParent(); parent != "" && s.Limits != nil {
+		if err := s.Limits.EnsurePod(parent, cgroupfs.PodResources(pod)); err != nil {
+			return Fail(fmt.Errorf("pod cgroup: %w", err))
+		}
+	}
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return Fail(fmt.Errorf("create pod log directory: %w", err))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/podline/podline/server"
 	"github.com/podline/podline/sources"
 	"github.com/podline/podline/stages"
+	"github.com/podline/podline/stats"
 )
 
 // agent is a wired podline. Fields are the parts; nothing here decides
@@ -41,6 +42,7 @@ type agent struct {
 	admitter  *stages.Admitter
 	statuses  *stages.StatusStore
 	merger    *sources.Merger
+	stats     *stats.Collector
 	files     *sources.ManifestPath
 	url       *sources.URLSource
 }
@@ -76,7 +78,19 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	if err := a.buildLifecycle(notify); err != nil {
 		return nil, err
 	}
-	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier}
+	tree, err := cgroupfs.NewTree(a.node.Cgroups, log)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup tree: %w", err)
+	}
+	if err := tree.EnsureQOS(a.node.CPUMilli, a.node.MemoryBytes); err != nil {
+		return nil, fmt.Errorf("QoS cgroups under %s: %w", o.cgroupRoot, err)
+	}
+	a.admitter.OnBurstableCPU = func(total int64) {
+		if err := tree.SetBurstableCPU(total); err != nil {
+			log.Warn("cannot update the burstable cgroup", "err", err)
+		}
+	}
+	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree}
 	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node}
 	if a.plane != nil {
 		sandboxes.Watcher, containers.Watcher = a.plane, a.plane
@@ -100,6 +114,22 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	if err := a.buildSources(); err != nil {
 		return nil, err
+	}
+	reader, err := cgroupfs.NewReader()
+	if err != nil {
+		return nil, fmt.Errorf("cgroup stats: %w", err)
+	}
+	a.stats = &stats.Collector{
+		NodeName: a.node.Name, Pods: a.statuses.Pods, Cache: a.cache, Layout: a.node.Cgroups,
+		Reader: reader, Rates: &cgroupfs.RateTracker{}, CgroupMount: unifiedMount(), RootDir: o.rootDir,
+		ImageFs: func(ctx context.Context) (string, uint64, error) {
+			info, err := rt.ImageFsInfo(ctx)
+			if err != nil || len(info.GetImageFilesystems()) == 0 {
+				return "", 0, err
+			}
+			fs := info.GetImageFilesystems()[0]
+			return fs.GetFsId().GetMountpoint(), fs.GetUsedBytes().GetValue(), nil
+		},
 	}
 	return a, nil
 }
@@ -210,7 +240,8 @@ func (a *agent) run(parent context.Context) error {
 		}
 	}
 	if o.readOnlyPort > 0 {
-		ro := &server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine }, Healthz: healthz}
+		ro := &server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine },
+			Stats: a.stats.Collect, Healthz: healthz}
 		addr := net.JoinHostPort(o.address, strconv.Itoa(o.readOnlyPort))
 		if err := server.Serve(ctx, addr, ro.Handler(), a.log); err != nil {
 			return err

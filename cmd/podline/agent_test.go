@@ -34,6 +34,7 @@ func TestAgentRunsStaticPods(t *testing.T) {
 			"--root-dir", filepath.Join(dir, "root"),
 			"--pod-logs-dir", filepath.Join(dir, "logs"),
 			"--hostname-override", "Node-A",
+			"--cgroup-root", testCgroupRoot(t),
 			"--healthz-port", "0",
 			"--read-only-port", fmt.Sprint(port), "--address", "127.0.0.1",
 			"--relist-period", "100ms",
@@ -87,6 +88,7 @@ func TestAgentStopsWhenAPortIsBusy(t *testing.T) {
 		done <- run(context.Background(), []string{
 			"--container-runtime-endpoint", "unix://" + sock,
 			"--pod-manifest-path", dir, "--root-dir", dir, "--pod-logs-dir", dir,
+			"--cgroup-root", testCgroupRoot(t),
 			"--healthz-port", "0",
 			"--read-only-port", fmt.Sprint(l.Addr().(*net.TCPAddr).Port), "--address", "127.0.0.1",
 		})
@@ -123,4 +125,26 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// testCgroupRoot is a cgroup root of the test's own, removed afterwards:
+// podline makes its QoS cgroups there, and never touches others.
+func testCgroupRoot(t *testing.T) string {
+	root := fmt.Sprintf("/podline-cmd-test-%d", os.Getpid())
+	t.Cleanup(func() {
+		hier, _ := filepath.Glob("/sys/fs/cgroup/*")
+		for _, h := range hier {
+			var dirs []string
+			filepath.WalkDir(filepath.Join(h, root), func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					dirs = append(dirs, p)
+				}
+				return nil
+			})
+			for i := len(dirs) - 1; i >= 0; i-- {
+				os.Remove(dirs[i])
+			}
+		}
+	})
+	return root
 }
