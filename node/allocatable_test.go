@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/VictoriaMetrics/metrics"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -71,5 +72,17 @@ func TestAllocatable(t *testing.T) {
 	huge, _ := ParseResourceList("memory=64Gi")
 	if m := Allocatable(capacity, huge, nil, nil)[v1.ResourceMemory]; m.Sign() != 0 {
 		t.Fatalf("over-reserved memory = %s, want 0", m.String())
+	}
+}
+
+func TestPublishShowsOnMetrics(t *testing.T) {
+	capacity := Capacity(2, 8<<30, 100<<30, 110)
+	Publish(capacity, Allocatable(capacity, v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}, nil, nil))
+	var b strings.Builder
+	metrics.WritePrometheus(&b, false)
+	for _, want := range []string{`podline_node_capacity{resource="cpu"} 2`, `podline_node_allocatable{resource="cpu"} 1.5`, `podline_node_allocatable{resource="pods"} 110`} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/machine"
+	"github.com/podline/podline/node"
 	"github.com/podline/podline/pleg"
 	"github.com/podline/podline/server"
 	"github.com/podline/podline/sources"
@@ -169,6 +170,7 @@ func (a *agent) buildNode() error {
 	}
 	cpu, mem := allocatable[v1.ResourceCPU], allocatable[v1.ResourceMemory]
 	a.log.Info("node resources", "capacity", describeResources(capacity), "allocatable", describeResources(allocatable))
+	node.Publish(capacity, allocatable)
 	a.node = &stages.Node{
 		Name:        name,
 		IPs:         ips,
