@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -112,15 +111,11 @@ type watched struct {
 // lives. It fails on a host without a cgroup2 mount: there, container exits
 // have no notification.
 func NewNotifier(log *slog.Logger) (*Notifier, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	mounts, err := parseNotifyMounts(f)
-	f.Close()
+	all, err := readMounts()
 	if err != nil {
 		return nil, fmt.Errorf("read cgroup mounts: %w", err)
 	}
+	mounts := notifyMountsOf(all)
 	if mounts.cgroup2 == "" {
 		return nil, fmt.Errorf("cgroup notifier: no cgroup2 mount (mode %v): %w", cgroups.Mode(), errors.ErrUnsupported)
 	}

@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,26 +93,15 @@ type notifyMounts struct {
 	memoryV1 string // v1 hierarchy with the memory controller
 }
 
-func parseNotifyMounts(r io.Reader) (notifyMounts, error) {
+func notifyMountsOf(mounts []mount) notifyMounts {
 	var m notifyMounts
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		// 36 35 0:30 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory
-		fields := strings.Fields(sc.Text())
-		sep := slices.Index(fields, "-")
-		if sep < 5 || sep+3 >= len(fields) {
-			continue
-		}
-		switch fields[sep+1] {
-		case "cgroup2":
-			if m.cgroup2 == "" {
-				m.cgroup2 = fields[4]
-			}
-		case "cgroup":
-			if m.memoryV1 == "" && slices.Contains(strings.Split(fields[sep+3], ","), "memory") {
-				m.memoryV1 = fields[4]
-			}
+	for _, mt := range mounts {
+		switch {
+		case mt.v2 && m.cgroup2 == "":
+			m.cgroup2 = mt.dir
+		case !mt.v2 && m.memoryV1 == "" && mt.has("memory"):
+			m.memoryV1 = mt.dir
 		}
 	}
-	return m, sc.Err()
+	return m
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -33,9 +32,8 @@ func TestParseKeyedValue(t *testing.T) {
 func TestParseNotifyMounts(t *testing.T) {
 	f := func(name, text string, want notifyMounts) {
 		t.Helper()
-		got, err := parseNotifyMounts(strings.NewReader(text))
-		if err != nil || got != want {
-			t.Errorf("%s: got %+v, %v; want %+v", name, got, err, want)
+		if got := notifyMountsOf(parseMounts([]byte(text))); got != want {
+			t.Errorf("%s: got %+v; want %+v", name, got, want)
 		}
 	}
 	data, err := os.ReadFile(filepath.Join("testdata", "mountinfo-hybrid"))

@@ -1,7 +1,6 @@
 package cgroupfs
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,31 +18,22 @@ type Hierarchies []string
 
 // FindHierarchies reads the cgroup mounts from /proc/self/mountinfo.
 func FindHierarchies() (Hierarchies, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := readMounts()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return parseMountinfo(f)
+	return hierarchiesOf(mounts), nil
 }
 
-func parseMountinfo(f interface{ Read([]byte) (int, error) }) (Hierarchies, error) {
+// hierarchiesOf lists each mount point once.
+func hierarchiesOf(mounts []mount) Hierarchies {
 	var out Hierarchies
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// 36 35 0:30 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory
-		fields := strings.Fields(sc.Text())
-		sep := slices.Index(fields, "-")
-		if sep < 0 || sep+1 >= len(fields) || len(fields) < 5 {
-			continue
-		}
-		if fstype := fields[sep+1]; fstype == "cgroup" || fstype == "cgroup2" {
-			if !slices.Contains(out, fields[4]) {
-				out = append(out, fields[4])
-			}
+	for _, m := range mounts {
+		if !slices.Contains(out, m.dir) {
+			out = append(out, m.dir)
 		}
 	}
-	return out, sc.Err()
+	return out
 }
 
 // ErrBusy means a pod cgroup still holds processes; retry once they exit.

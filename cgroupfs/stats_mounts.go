@@ -1,10 +1,8 @@
 package cgroupfs
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/containerd/cgroups/v3"
 )
@@ -46,67 +44,31 @@ type statsMounts struct {
 	cgroup2, cpuacct, memory, pids statsMount
 }
 
-// parseStatsMounts reads mountinfo lines such as
-//
-//	35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory
-//
-// A hierarchy mounted more than once keeps its first mount of the whole
+// parseStatsMounts picks the stats hierarchies out of mountinfo. A
+// hierarchy mounted more than once keeps its first mount of the whole
 // hierarchy (root "/"), else its first mount.
 func parseStatsMounts(mountinfo []byte) statsMounts {
 	var m statsMounts
-	keep := func(h *statsMount, root, mount string) {
-		if h.mount == "" || (h.root != "/" && root == "/") {
-			*h = statsMount{mount: mount, root: root}
+	keep := func(h *statsMount, mt mount) {
+		if h.mount == "" || (h.root != "/" && mt.root == "/") {
+			*h = statsMount{mount: mt.dir, root: mt.root}
 		}
 	}
-	for line := range bytes.Lines(mountinfo) {
-		fields := strings.Fields(string(line))
-		sep := -1
-		for i := 6; i < len(fields); i++ {
-			if fields[i] == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 0 || sep+3 >= len(fields) {
+	for _, mt := range parseMounts(mountinfo) {
+		if mt.v2 {
+			keep(&m.cgroup2, mt)
 			continue
 		}
-		root, mount := unescapeMountinfo(fields[3]), unescapeMountinfo(fields[4])
-		switch fields[sep+1] {
-		case "cgroup2":
-			keep(&m.cgroup2, root, mount)
-		case "cgroup":
-			for opt := range strings.SplitSeq(fields[sep+3], ",") {
-				switch opt {
-				case "cpuacct":
-					keep(&m.cpuacct, root, mount)
-				case "memory":
-					keep(&m.memory, root, mount)
-				case "pids":
-					keep(&m.pids, root, mount)
-				}
+		for _, opt := range mt.options {
+			switch opt {
+			case "cpuacct":
+				keep(&m.cpuacct, mt)
+			case "memory":
+				keep(&m.memory, mt)
+			case "pids":
+				keep(&m.pids, mt)
 			}
 		}
 	}
 	return m
 }
-
-// unescapeMountinfo undoes the kernel's octal escapes of space, tab,
-// newline and backslash (`\040`) in mountinfo paths.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
-			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(c byte) bool { return c >= '0' && c <= '7' }

@@ -1,14 +1,11 @@
 package cgroupfs
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,65 +28,53 @@ type treeMounts struct {
 }
 
 func readTreeMounts() (treeMounts, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := readMounts()
 	if err != nil {
 		return treeMounts{}, err
 	}
-	defer f.Close()
-	return parseTreeMounts(f)
+	return treeMountsOf(mounts), nil
 }
 
-var mountinfoUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
-
-// parseTreeMounts reads /proc/self/mountinfo. A v1 hierarchy mounted
-// twice (same device) counts once; a bind mount of a sub-directory of a
+// treeMountsOf picks the Tree's mounts. A v1 hierarchy mounted twice
+// (same device) counts once; a bind mount of a sub-directory of a
 // hierarchy is skipped, since paths under it are not relative to the
 // hierarchy's root.
-func parseTreeMounts(r io.Reader) (treeMounts, error) {
+func treeMountsOf(mounts []mount) treeMounts {
 	var m treeMounts
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		// 32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
-		fields := strings.Fields(sc.Text())
-		sep := slices.Index(fields, "-")
-		if sep < 5 || sep+3 >= len(fields) {
+	for _, mt := range mounts {
+		if mt.v2 {
+			if m.cgroup2 == "" {
+				m.cgroup2 = mt.dir
+			}
 			continue
 		}
-		dev, root, dir := fields[2], fields[3], mountinfoUnescaper.Replace(fields[4])
-		switch fields[sep+1] {
-		case "cgroup2":
-			if m.cgroup2 == "" {
-				m.cgroup2 = dir
+		if mt.root != "/" || seen[mt.dev] {
+			continue
+		}
+		seen[mt.dev] = true
+		tm := treeMount{dir: mt.dir}
+		for _, opt := range mt.options {
+			switch opt {
+			case "rw", "ro", "noprefix", "clone_children", "xattr", "cpuset_v2_mode", "favordynmods":
+				continue
+			case "cpu":
+				tm.cpu = true
+			case "memory":
+				tm.memory = true
+			case "pids":
+				tm.pids = true
+			case "cpuset":
+				tm.cpuset = true
 			}
-		case "cgroup":
-			if root != "/" || seen[dev] {
+			if strings.HasPrefix(opt, "release_agent=") {
 				continue
 			}
-			seen[dev] = true
-			tm := treeMount{dir: dir}
-			for _, opt := range strings.Split(fields[sep+3], ",") {
-				switch opt {
-				case "rw", "ro", "noprefix", "clone_children", "xattr", "cpuset_v2_mode", "favordynmods":
-					continue
-				case "cpu":
-					tm.cpu = true
-				case "memory":
-					tm.memory = true
-				case "pids":
-					tm.pids = true
-				case "cpuset":
-					tm.cpuset = true
-				}
-				if strings.HasPrefix(opt, "release_agent=") {
-					continue
-				}
-				tm.options = append(tm.options, opt)
-			}
-			m.v1 = append(m.v1, tm)
+			tm.options = append(tm.options, opt)
 		}
+		m.v1 = append(m.v1, tm)
 	}
-	return m, sc.Err()
+	return m
 }
 
 // writeCgroupFile writes one value to a cgroup interface file.

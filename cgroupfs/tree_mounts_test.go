@@ -10,10 +10,7 @@ import (
 func TestParseTreeMounts(t *testing.T) {
 	f := func(name, text string, wantV1 []string, wantCgroup2 string) treeMounts {
 		t.Helper()
-		m, err := parseTreeMounts(strings.NewReader(text))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		m := treeMountsOf(parseMounts([]byte(text)))
 		var got []string
 		for _, tm := range m.v1 {
 			got = append(got, tm.dir+"="+strings.Join(tm.options, ","))

@@ -5,7 +5,7 @@
 // outside its pods as system OOMs), and that a watched cgroup became empty.
 //
 // podline registers a container by the id of its cgroup2 directory
-// ([CgroupID], [Tracer.Watch]); the programs drop every event of an unwatched
+// (cgroupfs.CgroupID, [Tracer.Watch]); the programs drop every event of an unwatched
 // cgroup in the kernel, so the thousands of unrelated exits of a busy node
 // never wake podline. Events arrive through one BPF ring buffer read by
 // [Tracer.Run].

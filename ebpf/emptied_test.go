@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/podline/podline/cgroupfs"
 )
 
 // TestEmptied: the event comes when the last process leaves, whether it
@@ -65,7 +67,7 @@ func TestEmptiedIgnoresV1(t *testing.T) {
 func TestCgroupID(t *testing.T) {
 	requireKernel(t)
 	dir := newCgroup(t, cgroup2Root)
-	id, err := CgroupID(dir)
+	id, err := cgroupfs.CgroupID(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +76,10 @@ func TestCgroupID(t *testing.T) {
 	}
 	// The id the kernel reports for a process born there is checked by
 	// TestExitEvents; here the refusals.
-	if _, err := CgroupID(os.TempDir()); err == nil {
+	if _, err := cgroupfs.CgroupID(os.TempDir()); err == nil {
 		t.Error("CgroupID accepted a directory that is not on cgroup2")
 	}
-	if _, err := CgroupID(filepath.Join(dir, "missing")); err == nil {
+	if _, err := cgroupfs.CgroupID(filepath.Join(dir, "missing")); err == nil {
 		t.Error("CgroupID accepted a missing directory")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/podline/podline/cgroupfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -159,7 +160,7 @@ func inode(t testing.TB, dir string) uint64 {
 func watchNew(t testing.TB, tr *Tracer) (dir string, id uint64) {
 	t.Helper()
 	dir = newCgroup(t, cgroup2Root)
-	id, err := CgroupID(dir)
+	id, err := cgroupfs.CgroupID(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

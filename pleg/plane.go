@@ -2,7 +2,6 @@ package pleg
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/internal/delay"
 )
@@ -144,7 +144,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 	if p.cfg.Cgroups != nil {
 		w.cgroupID, err = p.cfg.Cgroups.Watch(path)
 	} else {
-		w.cgroupID, err = cgroupIDOf(filepath.Join(p.cfg.CgroupMount, path))
+		w.cgroupID, err = cgroupfs.CgroupID(filepath.Join(p.cfg.CgroupMount, path))
 	}
 	if err != nil {
 		// Gone already (it exited and was cleaned up) or never made: one
@@ -235,16 +235,6 @@ func (p *Plane) lookup(cgroupID uint64) *watched {
 	return p.byCgroup[cgroupID]
 }
 
-// cgroupIDOf is the inode of a cgroup2 directory: the id the kernel
-// reports for it.
-func cgroupIDOf(dir string) (uint64, error) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return 0, err
-	}
-	return inodeOf(fi)
-}
-
 // populated reads cgroup.events; a missing file counts as empty.
 func populated(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
@@ -253,7 +243,5 @@ func populated(dir string) bool {
 	}
 	return !containsLine(b, "populated 0")
 }
-
-var errNoInode = errors.New("no inode in file info")
 
 func isGone(err error) bool { return cri.IsNotFound(err) }

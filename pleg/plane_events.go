@@ -2,8 +2,6 @@ package pleg
 
 import (
 	"bytes"
-	"io/fs"
-	"syscall"
 	"time"
 )
 
@@ -182,14 +180,6 @@ func (p *Plane) retry(w *watched) {
 		}
 		p.looks.After(w.id, d)
 	}
-}
-
-func inodeOf(fi fs.FileInfo) (uint64, error) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, errNoInode
-	}
-	return st.Ino, nil
 }
 
 func containsLine(b []byte, line string) bool {

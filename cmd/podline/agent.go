@@ -122,7 +122,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	a.stats = &stats.Collector{
 		NodeName: a.node.Name, Pods: a.statuses.Pods, Cache: a.cache, Layout: a.node.Cgroups,
-		Reader: reader, Rates: &cgroupfs.RateTracker{}, CgroupMount: unifiedMount(), RootDir: o.rootDir,
+		Reader: reader, Rates: &cgroupfs.RateTracker{}, CgroupMount: cgroupfs.UnifiedMount(), RootDir: o.rootDir,
 		ImageFs: func(ctx context.Context) (string, uint64, error) {
 			info, err := rt.ImageFsInfo(ctx)
 			if err != nil || len(info.GetImageFilesystems()) == 0 {

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -31,7 +28,7 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 		return nil
 	}
 	a.relister.Audit(discrepancyGrace)
-	cfg := pleg.PlaneConfig{Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: unifiedMount(), Log: a.log}
+	cfg := pleg.PlaneConfig{Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: cgroupfs.UnifiedMount(), Log: a.log}
 
 	var tracer *ebpf.Tracer
 	if o.plegSource("ebpf") {
@@ -105,22 +102,4 @@ func (a *agent) podCgroupCandidates(uid types.UID) []string {
 		}
 	}
 	return out
-}
-
-// unifiedMount finds the cgroup2 mount point ("" if there is none).
-func unifiedMount() string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields := strings.Fields(pre)
-		if ok && strings.HasPrefix(post, "cgroup2 ") && len(fields) >= 5 {
-			return fields[4]
-		}
-	}
-	return ""
 }
