@@ -7,29 +7,6 @@ import (
 	"github.com/podline/podline/cgroupfs"
 )
 
-const (
-	cpuPeriodUsec = 100000 // the CFS period the quota is expressed against
-	minShares     = 2
-	minQuotaUsec  = 1000
-	sharesPerCPU  = 1024
-)
-
-// milliCPUToShares converts a cpu request to cgroup v1 cpu.shares.
-func milliCPUToShares(milli int64) int64 {
-	if milli <= 0 {
-		return minShares
-	}
-	return max(milli*sharesPerCPU/1000, minShares)
-}
-
-// milliCPUToQuota converts a cpu limit to a CFS quota per period.
-func milliCPUToQuota(milli int64) int64 {
-	if milli <= 0 {
-		return 0
-	}
-	return max(milli*cpuPeriodUsec/1000, minQuotaUsec)
-}
-
 // linuxResources maps a container's requests and limits onto cgroup
 // settings. A missing request defaults to the limit.
 func linuxResources(pod *v1.Pod, spec *v1.Container, node *Node) *runtimeapi.LinuxContainerResources {
@@ -38,10 +15,10 @@ func linuxResources(pod *v1.Pod, spec *v1.Container, node *Node) *runtimeapi.Lin
 	if cpuReq == 0 {
 		cpuReq = cpuLim
 	}
-	r.CpuShares = milliCPUToShares(cpuReq)
+	r.CpuShares = int64(cgroupfs.MilliCPUToShares(cpuReq))
 	if cpuLim > 0 {
-		r.CpuQuota = milliCPUToQuota(cpuLim)
-		r.CpuPeriod = cpuPeriodUsec
+		r.CpuQuota = cgroupfs.MilliCPUToQuota(cpuLim, cgroupfs.CFSPeriodUS)
+		r.CpuPeriod = int64(cgroupfs.CFSPeriodUS)
 	}
 	r.MemoryLimitInBytes = limit(spec, v1.ResourceMemory, false)
 	return r

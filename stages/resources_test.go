@@ -9,28 +9,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-func TestMilliCPUConversions(t *testing.T) {
-	f := func(milli, shares, quota int64) {
-		t.Helper()
-		if got := milliCPUToShares(milli); got != shares {
-			t.Errorf("shares(%dm) = %d, want %d", milli, got, shares)
-		}
-		if got := milliCPUToQuota(milli); got != quota {
-			t.Errorf("quota(%dm) = %d, want %d", milli, got, quota)
-		}
-	}
-	f(-1, 2, 0)
-	f(0, 2, 0)
-	f(1, 2, 1000) // below the minimum quota of 1ms per period
-	f(9, 9, 1000)
-	f(10, 10, 1000)
-	f(100, 102, 10000)
-	f(250, 256, 25000)
-	f(1000, 1024, 100000)
-	f(1500, 1536, 150000)
-	f(64000, 65536, 6400000)
-}
-
 func TestLinuxResources(t *testing.T) {
 	node := &Node{MemoryBytes: 8 << 30}
 	f := func(name string, pods []v1.ResourceRequirements, want *runtimeapi.LinuxContainerResources) {
