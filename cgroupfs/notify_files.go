@@ -11,8 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readPopulated reads "populated" from a cgroup2 directory's cgroup.events.
-func readPopulated(dir string) (bool, error) {
+// Populated reads "populated" from a cgroup2 directory's cgroup.events:
+// whether any process is left in the cgroup or below it.
+func Populated(dir string) (bool, error) {
 	file := filepath.Join(dir, "cgroup.events")
 	var buf [128]byte
 	data, err := readSmall(file, buf[:])

@@ -138,12 +138,12 @@ func makeTestCgroup(t testing.TB, n *Notifier) testCgroup {
 
 func (cg testCgroup) remove(t testing.TB) {
 	t.Helper()
-	if populated, err := readPopulated(cg.v2); err == nil && populated {
+	if populated, err := Populated(cg.v2); err == nil && populated {
 		if err := os.WriteFile(filepath.Join(cg.v2, "cgroup.kill"), []byte("1"), 0); err != nil {
 			t.Errorf("kill %s: %v", cg.v2, err)
 		}
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if populated, err := readPopulated(cg.v2); err != nil || !populated {
+			if populated, err := Populated(cg.v2); err != nil || !populated {
 				break
 			}
 		}

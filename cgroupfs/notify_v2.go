@@ -40,7 +40,7 @@ func (n *Notifier) onFileEvent(ev fsnotify.Event) {
 // populated 1 → 0 transition. cgroup.events also changes for other
 // reasons (frozen), which compare equal here.
 func (n *Notifier) checkPopulatedLocked(w *watched, now time.Time) {
-	populated, err := readPopulated(w.dir)
+	populated, err := Populated(w.dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENODEV) {
 			n.log.Warn("read cgroup.events", "cgroup", w.dir, "err", err)

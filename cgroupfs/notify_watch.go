@@ -64,7 +64,7 @@ func (n *Notifier) Watch(path string) (id uint64, err error) {
 		w.memEvents = true
 	}
 
-	populated, err := readPopulated(dir)
+	populated, err := Populated(dir)
 	if err != nil {
 		return 0, fmt.Errorf("watch cgroup %s: %w", path, err)
 	}

@@ -3,7 +3,6 @@ package pleg
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -13,7 +12,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/cgroupfs"
-	"github.com/podline/podline/cri"
 	"github.com/podline/podline/internal/delay"
 )
 
@@ -161,9 +159,12 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		}
 	}
 	p.addLocked(w, true)
-	if p.cfg.Cgroups == nil && !populated(filepath.Join(p.cfg.CgroupMount, path)) {
-		// It may have exited before the kernel filter knew it.
-		p.looks.After(w.id, 0)
+	if p.cfg.Cgroups == nil {
+		// A missing or unreadable cgroup.events counts as empty.
+		if live, err := cgroupfs.Populated(filepath.Join(p.cfg.CgroupMount, path)); err != nil || !live {
+			// It may have exited before the kernel filter knew it.
+			p.looks.After(w.id, 0)
+		}
 	}
 }
 
@@ -234,14 +235,3 @@ func (p *Plane) lookup(cgroupID uint64) *watched {
 	defer p.mu.Unlock()
 	return p.byCgroup[cgroupID]
 }
-
-// populated reads cgroup.events; a missing file counts as empty.
-func populated(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
-	if err != nil {
-		return false
-	}
-	return !containsLine(b, "populated 0")
-}
-
-func isGone(err error) bool { return cri.IsNotFound(err) }

@@ -1,8 +1,9 @@
 package pleg
 
 import (
-	"bytes"
 	"time"
+
+	"github.com/podline/podline/cri"
 )
 
 // OnExit handles the kernel's report that a container's main process
@@ -116,7 +117,7 @@ func (p *Plane) inspect(id string) {
 	}
 	st, err := p.cfg.Runtime.ContainerStatus(p.ctx, id)
 	switch {
-	case isGone(err):
+	case cri.IsNotFound(err):
 		if p.cfg.Cache.RemoveContainer(snapshot.uid, id) {
 			p.cfg.Notify(snapshot.uid)
 		}
@@ -142,7 +143,7 @@ func (p *Plane) inspect(id string) {
 func (p *Plane) inspectSandbox(w *watched) {
 	st, err := p.cfg.Runtime.PodSandboxStatus(p.ctx, w.id)
 	switch {
-	case isGone(err):
+	case cri.IsNotFound(err):
 		if p.cfg.Cache.RemoveSandbox(w.uid, w.id) {
 			p.cfg.Notify(w.uid)
 		}
@@ -180,15 +181,6 @@ func (p *Plane) retry(w *watched) {
 		}
 		p.looks.After(w.id, d)
 	}
-}
-
-func containsLine(b []byte, line string) bool {
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if string(bytes.TrimSpace(l)) == line {
-			return true
-		}
-	}
-	return false
 }
 
 // SystemOOMs returns how many OOM kills outside any pod were seen.

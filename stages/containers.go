@@ -161,7 +161,7 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	}
 	c := &pleg.Container{
 		ID: id, SandboxID: sb.ID, Name: name, Attempt: act.Attempt, State: pleg.ContainerCreated,
-		Hash: cfg.Annotations[hashKey], Init: act.Init, Image: act.Spec.Image, ImageRef: imageRef,
+		Hash: cfg.Annotations[cri.AnnotationContainerHash], Init: act.Init, Image: act.Spec.Image, ImageRef: imageRef,
 		CreatedAt: time.Now(),
 	}
 	s.Cache.UpsertContainer(w.UID, c)
@@ -201,8 +201,6 @@ func (s *ContainerStage) prepareDirs(pod *v1.Pod, act StartAction) error {
 	}
 	return nil
 }
-
-var hashKey = cri.AnnotationContainerHash
 
 func (ps *PodSync) setWaiting(name, reason, msg string) {
 	if ps.Waiting == nil {

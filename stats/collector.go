@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -42,6 +43,11 @@ type Collector struct {
 	ImageFs func(ctx context.Context) (mountpoint string, used uint64, err error)
 	// Proc is the /proc to read ("" = /proc).
 	Proc string
+
+	// The boot time and pid_max do not change: read once.
+	constOnce sync.Once
+	boot      time.Time
+	maxPID    int64
 }
 
 func (c *Collector) proc(name string) string {
@@ -94,8 +100,11 @@ func (c *Collector) node(ctx context.Context, n *NodeSample, now time.Time) erro
 		}
 	}
 	n.Network, _ = machine.NetDev(os.Getpid())
-	n.BootTime = bootTime(c.proc("stat"))
-	n.MaxPID = readInt(c.proc("sys/kernel/pid_max"))
+	c.constOnce.Do(func() {
+		c.boot = bootTime(c.proc("stat"))
+		c.maxPID = readInt(c.proc("sys/kernel/pid_max"))
+	})
+	n.BootTime, n.MaxPID = c.boot, c.maxPID
 	n.Processes = runningTasks(c.proc("loadavg"))
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/machine"
@@ -15,14 +14,14 @@ import (
 // nodeResources reads the machine and applies the reservation flags (they
 // were validated with the other flags).
 func nodeResources(o *options, info *machine.Info) (capacity, allocatable v1.ResourceList, err error) {
-	var fs unix.Statfs_t
-	if err := unix.Statfs(o.rootDir, &fs); err != nil {
+	fs, err := machine.FsStats(o.rootDir)
+	if err != nil {
 		return nil, nil, fmt.Errorf("size of the filesystem of --root-dir: %w", err)
 	}
 	kube, _ := node.ParseResourceList(o.kubeReserved)
 	system, _ := node.ParseResourceList(o.systemReserved)
 	hard, _ := node.ParseThresholds(o.evictionHard)
-	capacity = node.Capacity(info.NumCores, int64(info.MemoryCapacity), int64(fs.Blocks)*fs.Bsize, o.maxPods)
+	capacity = node.Capacity(info.NumCores, int64(info.MemoryCapacity), int64(fs.Capacity), o.maxPods)
 	return capacity, node.Allocatable(capacity, kube, system, hard), nil
 }
 
