@@ -30,10 +30,7 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 		s.log().Info("pod removed", "pod", w.PodName(), "uid", w.UID)
 		return Next()
 	}
-	var prev *v1.PodStatus
-	if st, _, ok := s.Store.Status(w.UID); ok {
-		prev = &st
-	}
+	prev := s.Store.current(w.UID)
 	now := time.Now()
 	rt := s.Cache.Get(w.UID)
 	st := PodStatus(StatusInput{

@@ -54,6 +54,18 @@ func (s *StatusStore) Status(uid types.UID) (v1.PodStatus, uint64, bool) {
 	return *e.status.DeepCopy(), e.version, true
 }
 
+// current returns the stored status itself, not a copy: for the status
+// stage, which only reads it, on every pass. Stored statuses are never
+// modified in place.
+func (s *StatusStore) current(uid types.UID) *v1.PodStatus {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.pods[uid]; ok {
+		return &e.status
+	}
+	return nil
+}
+
 // Delete forgets a pod.
 func (s *StatusStore) Delete(uid types.UID) {
 	s.mu.Lock()
