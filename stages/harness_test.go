@@ -67,6 +67,10 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		}
 	}
 	h := &harness{t: t, fake: o.srv, rt: rt, cache: pleg.NewCache(), store: stages.NewStatusStore(), node: node, cancel: cancel}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	h.admitter = &stages.Admitter{Node: node}
 	var handlers [stages.NumStages]stages.Handler
 	handlers[stages.StageAdmit] = h.admitter
@@ -74,14 +78,10 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node}
 	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node}
 	handlers[stages.StageStatus] = &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,
-		RuntimeName: "fake", OnFinished: h.admitter.Release}
+		RuntimeName: "fake", OnFinished: h.admitter.Release, Log: log}
 	window := o.window
 	if window == 0 {
 		window = 64
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	h.pipe, err = stages.New(stages.Config{
 		Window: window, Workers: [stages.NumStages]int{2, 2, 8, 8, 2}, Handlers: handlers,

@@ -85,9 +85,7 @@ func observeExits(sync *PodSync, rt *pleg.Pod, published time.Time, observe bool
 	if rt == nil {
 		return
 	}
-	live := make(map[string]bool, len(rt.Containers))
 	for _, c := range rt.Containers {
-		live[c.ID] = true
 		if c.State != pleg.ContainerExited || c.FinishedAt.IsZero() || sync.ExitsReported[c.ID] {
 			continue
 		}
@@ -99,8 +97,13 @@ func observeExits(sync *PodSync, rt *pleg.Pod, published time.Time, observe bool
 			exitToStatus.Update(d.Seconds())
 		}
 	}
+	// Forget instances the runtime no longer has (only when there are
+	// any to forget: this runs on every pass).
+	if len(sync.ExitsReported) == 0 {
+		return
+	}
 	for id := range sync.ExitsReported {
-		if !live[id] {
+		if rt.Container(id) == nil {
 			delete(sync.ExitsReported, id)
 		}
 	}
