@@ -3,11 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podline/podline/bench/internal/observe"
 )
 
 // nodeName is the --hostname-override of every podline the bench runs;
@@ -30,7 +28,7 @@ type agent struct {
 	url       string
 	cmd       *exec.Cmd
 	done      chan struct{}
-	client    *http.Client
+	client    *observe.Client
 }
 
 // startAgent runs podline in one --pleg mode and waits until it serves
@@ -40,7 +38,7 @@ func (b *bench) startAgent(ctx context.Context, label, mode string) (*agent, err
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := observe.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -51,11 +49,7 @@ func (b *bench) startAgent(ctx context.Context, label, mode string) (*agent, err
 		logPath:   filepath.Join(dir, "podline.log"),
 		url:       fmt.Sprintf("http://127.0.0.1:%d", port),
 		done:      make(chan struct{}),
-		// Keep-alive over one connection: a poll costs podline one
-		// request, not a TCP handshake.
-		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-			MaxIdleConnsPerHost: 2, DisableCompression: true,
-		}},
+		client:    observe.New(fmt.Sprintf("http://127.0.0.1:%d", port)),
 	}
 	if err := os.MkdirAll(a.manifests, 0o755); err != nil {
 		return nil, err
@@ -116,78 +110,7 @@ func (a *agent) stop() {
 		a.cmd.Process.Signal(syscall.SIGKILL)
 		<-a.done
 	}
-	a.client.CloseIdleConnections()
-}
-
-// podView is the part of a v1.Pod the bench reads: decoding only this
-// keeps the poll loop cheap on the bench's side.
-type podView struct {
-	Metadata struct {
-		Name string `json:"name"`
-		UID  string `json:"uid"`
-	} `json:"metadata"`
-	Status struct {
-		Phase             string `json:"phase"`
-		ContainerStatuses []struct {
-			ContainerID string `json:"containerID"`
-			State       struct {
-				Running    *struct{} `json:"running"`
-				Terminated *struct {
-					ExitCode int32 `json:"exitCode"`
-				} `json:"terminated"`
-			} `json:"state"`
-		} `json:"containerStatuses"`
-	} `json:"status"`
-}
-
-// running is true when the pod and every container of it run.
-func (p *podView) running() bool {
-	if p.Status.Phase != "Running" || len(p.Status.ContainerStatuses) == 0 {
-		return false
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Running == nil || cs.ContainerID == "" {
-			return false
-		}
-	}
-	return true
-}
-
-// terminated is true when the pod's first container has ended.
-func (p *podView) terminated() bool {
-	return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Terminated != nil
-}
-
-func (a *agent) pods(ctx context.Context) ([]podView, error) {
-	pods, _, err := a.poll(ctx)
-	return pods, err
-}
-
-// poll is one GET /pods; it also returns when the response headers came
-// in. podline takes its snapshot of the pods before it writes a byte, so
-// that moment bounds the snapshot from above more tightly than the end of
-// the body does.
-func (a *agent) poll(ctx context.Context) ([]podView, time.Time, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/pods", nil)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	resp, err := a.client.Do(req)
-	at := time.Now()
-	if err != nil {
-		return nil, at, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, at, fmt.Errorf("/pods: %s", resp.Status)
-	}
-	var list struct {
-		Items []podView `json:"items"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return nil, at, fmt.Errorf("/pods: %w", err)
-	}
-	return list.Items, at, nil
+	a.client.Close()
 }
 
 // metricPrefixes are the podline metrics kept with each scenario: what the
@@ -197,7 +120,7 @@ var metricPrefixes = []string{"podline_pleg_", "podline_ebpf_", "podline_cgroup_
 // metrics reads podline's /metrics, keeping counters and gauges of the
 // event plane (histogram buckets left out).
 func (a *agent) metrics(ctx context.Context) (map[string]float64, error) {
-	body, err := a.getMetrics(ctx)
+	body, err := a.client.Metrics(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -217,19 +140,6 @@ func (a *agent) metrics(ctx context.Context) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-// getMetrics fetches podline's /metrics; the caller closes the body.
-func (a *agent) getMetrics(ctx context.Context) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.url+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	return resp.Body, nil
-}
-
 func hasAnyPrefix(s string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -239,16 +149,16 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // progress prints one timestamped line.
 func progress(format string, args ...any) {
 	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func (a *agent) pods(ctx context.Context) ([]observe.Pod, error) {
+	pods, _, err := a.client.Pods(ctx)
+	return pods, err
+}
+
+func (a *agent) poll(ctx context.Context) ([]observe.Pod, time.Time, error) {
+	return a.client.Pods(ctx)
 }

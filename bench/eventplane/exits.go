@@ -10,6 +10,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podline/podline/bench/internal/observe"
 	"github.com/podline/podline/cri"
 )
 
@@ -140,7 +141,7 @@ func (b *bench) exitLatency(ctx context.Context, mode string) (res *exitResult, 
 // killAndWait SIGKILLs the pod's main process and polls /pods until the
 // container shows terminated. T0 is taken right before the kill, T1 when
 // the headers of the showing response arrive.
-func (b *bench) killAndWait(ctx context.Context, a *agent, p podView) (exitSample, error) {
+func (b *bench) killAndWait(ctx context.Context, a *agent, p observe.Pod) (exitSample, error) {
 	s := exitSample{Pod: p.Metadata.Name}
 	id := strings.TrimPrefix(p.Status.ContainerStatuses[0].ContainerID, "containerd://")
 	pid, err := mainPID(b.cfg.cgroupRoot, p.Metadata.UID, id)
@@ -210,10 +211,10 @@ func (b *bench) waitSandboxStopped(ctx context.Context, uid string) error {
 	}
 }
 
-func shown(pods []podView, uid string) bool {
+func shown(pods []observe.Pod, uid string) bool {
 	for i := range pods {
 		if pods[i].Metadata.UID == uid {
-			return pods[i].terminated()
+			return pods[i].Terminated()
 		}
 	}
 	return false

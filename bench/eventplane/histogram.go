@@ -22,7 +22,7 @@ type bucket struct {
 
 // histogram reads a VictoriaMetrics histogram's vmrange buckets.
 func (a *agent) histogram(ctx context.Context, name string) ([]bucket, error) {
-	body, err := a.getMetrics(ctx)
+	body, err := a.client.Metrics(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/podline/podline/bench/internal/procstat"
 )
 
 type idleResult struct {
@@ -58,37 +60,37 @@ func (b *bench) idle(ctx context.Context, mode string, n int) (res *idleResult, 
 	res.ForeignSandboxes = b.foreignSandboxes(ctx)
 	res.LoadAvgBefore = loadAvg()
 	t0 := time.Now()
-	p0, err := readProcCost(a.pid())
+	p0, err := procstat.Read(a.pid(), true)
 	if err != nil {
 		return res, fmt.Errorf("%s: podline: %w", label, err)
 	}
-	c0, err := readProcCost(b.containerdPID)
+	c0, err := procstat.Read(b.containerdPID, true)
 	if err != nil {
 		return res, fmt.Errorf("%s: containerd: %w", label, err)
 	}
 	if err := sleep(ctx, b.cfg.idleWindow); err != nil {
 		return res, err
 	}
-	p1, err := readProcCost(a.pid())
+	p1, err := procstat.Read(a.pid(), true)
 	if err != nil {
 		return res, fmt.Errorf("%s: podline: %w", label, err)
 	}
-	c1, err := readProcCost(b.containerdPID)
+	c1, err := procstat.Read(b.containerdPID, true)
 	if err != nil {
 		return res, fmt.Errorf("%s: containerd: %w", label, err)
 	}
 	window := time.Since(t0).Seconds()
 	res.WindowS = window
 	res.LoadAvgAfter = loadAvg()
-	res.PodlineCPUPct = 100 * float64(p1.ticks-p0.ticks) / clockTicks / window
-	res.ContainerdCPUPct = 100 * float64(c1.ticks-c0.ticks) / clockTicks / window
-	pRun, pSw := p1.since(p0)
-	cRun, cSw := c1.since(c0)
+	res.PodlineCPUPct = 100 * float64(p1.Ticks-p0.Ticks) / procstat.ClockTicks / window
+	res.ContainerdCPUPct = 100 * float64(c1.Ticks-c0.Ticks) / procstat.ClockTicks / window
+	pRun, pSw := p1.Since(p0)
+	cRun, cSw := c1.Since(c0)
 	res.PodlineSchedCPUPct = 100 * float64(pRun) / 1e9 / window
 	res.ContainerdSchedCPUPct = 100 * float64(cRun) / 1e9 / window
 	res.PodlineCtxSwPerS = float64(pSw) / window
 	res.ContainerdCtxSwPerS = float64(cSw) / window
-	res.PodlineThreads = len(p1.threads)
+	res.PodlineThreads = len(p1.Threads)
 	progress("%s: podline %.2f%% of a core (%.0f ctx switches/s), containerd %.2f%%",
 		label, res.PodlineCPUPct, res.PodlineCtxSwPerS, res.ContainerdCPUPct)
 	if res.Metrics, err = a.metrics(ctx); err != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/podline/podline/bench/internal/observe"
 )
 
 // namePrefix marks the bench's pods; the last-resort cleanup removes no
@@ -54,7 +56,7 @@ func (a *agent) writePods(scenario string, n int) ([]string, error) {
 
 // waitRunning polls /pods until every named pod runs, printing progress,
 // and returns them in the order of names.
-func (a *agent) waitRunning(ctx context.Context, names []string, seen func(uid string)) ([]podView, error) {
+func (a *agent) waitRunning(ctx context.Context, names []string, seen func(uid string)) ([]observe.Pod, error) {
 	timeout := 60*time.Second + time.Duration(len(names))*time.Second
 	start := time.Now()
 	lastUp, lastPrint := -1, time.Time{}
@@ -63,7 +65,7 @@ func (a *agent) waitRunning(ctx context.Context, names []string, seen func(uid s
 		if err != nil {
 			return nil, err
 		}
-		byName := map[string]podView{}
+		byName := map[string]observe.Pod{}
 		for _, p := range pods {
 			byName[p.Metadata.Name] = p
 			if p.Metadata.UID != "" {
@@ -72,7 +74,7 @@ func (a *agent) waitRunning(ctx context.Context, names []string, seen func(uid s
 		}
 		up := 0
 		for _, n := range names {
-			if p, ok := byName[n]; ok && p.running() {
+			if p, ok := byName[n]; ok && p.Running() {
 				up++
 			}
 		}
@@ -81,7 +83,7 @@ func (a *agent) waitRunning(ctx context.Context, names []string, seen func(uid s
 			lastUp, lastPrint = up, time.Now()
 		}
 		if up == len(names) {
-			out := make([]podView, len(names))
+			out := make([]observe.Pod, len(names))
 			for i, n := range names {
 				out[i] = byName[n]
 			}
