@@ -27,6 +27,8 @@ func (s *Server) CreateContainer(_ context.Context, req *runtimeapi.CreateContai
 		name:         md.Name,
 		attempt:      md.Attempt,
 		image:        cfg.GetImage().GetImage(),
+		userImage:    cfg.GetImage().GetUserSpecifiedImage(),
+		resources:    cfg.GetLinux().GetResources(),
 		labels:       cfg.Labels,
 		annotations:  cfg.Annotations,
 		nameKey:      fmt.Sprintf("%s/%s_%d", req.PodSandboxId, md.Name, md.Attempt),
@@ -54,16 +56,29 @@ func (s *Server) CreateContainer(_ context.Context, req *runtimeapi.CreateContai
 	if sb.logDir != "" && cfg.LogPath != "" {
 		c.logPath = filepath.Join(sb.logDir, cfg.LogPath)
 	}
-	c.imageRef = s.imageRefLocked(c.image)
+	// Clients create from the image id they pulled; like containerd, the
+	// status names the image by its tag. An image never pulled still gets
+	// the id it would have.
+	if im := s.findImageLocked(c.image); im != nil {
+		c.image, c.imageRef = im.name, im.id
+	} else {
+		c.imageRef = imageID(c.image)
+	}
 	c.createdAt = time.Now().UnixNano()
 	s.containers[c.id] = c
 	sb.containers[c.id] = c
 	s.names[c.nameKey] = c.id
+	s.byPod.addContainer(c)
 	s.emitLocked(c.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
 }
 
 func (s *Server) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	if s.opts.LogFiles {
+		if err := s.createLogFile(s.logPathOf(req.ContainerId)); err != nil {
+			return nil, status.Errorf(codes.Unknown, "start container %s: %v", req.ContainerId, err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.containers[req.ContainerId]
@@ -77,7 +92,7 @@ func (s *Server) StartContainer(_ context.Context, req *runtimeapi.StartContaine
 	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return nil, status.Errorf(codes.FailedPrecondition, "sandbox %q of container %q is not ready", sb.id, c.id)
 	}
-	c.state = runtimeapi.ContainerState_CONTAINER_RUNNING
+	c.setState(runtimeapi.ContainerState_CONTAINER_RUNNING)
 	c.startedAt = time.Now().UnixNano()
 	s.emitLocked(c.id, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	s.armExitLocked(c)
@@ -118,6 +133,7 @@ func (s *Server) removeContainerLocked(c *container, sb *sandbox) {
 	delete(s.containers, c.id)
 	delete(sb.containers, c.id)
 	delete(s.names, c.nameKey)
+	s.byPod.removeContainer(c)
 	s.emitLocked(c.id, sb, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 }
 
@@ -146,8 +162,8 @@ func (s *Server) ListContainers(_ context.Context, req *runtimeapi.ListContainer
 }
 
 // eachContainerLocked calls fn for the containers matching the filters
-// shared by container lists and stats, visiting only the sandbox's
-// containers when one is named.
+// shared by container lists and stats, visiting only the sandbox's or the
+// pod's containers when the filter names one.
 func (s *Server) eachContainerLocked(id, sandboxID string, selector map[string]string, fn func(*container)) {
 	visit := func(c *container) {
 		if sandboxID != "" && c.sandboxID != sandboxID {
@@ -169,7 +185,11 @@ func (s *Server) eachContainerLocked(id, sandboxID string, selector map[string]s
 			}
 		}
 	default:
-		for _, c := range s.containers {
+		candidates, indexed := s.byPod.containersOf(selector)
+		if !indexed {
+			candidates = s.containers
+		}
+		for _, c := range candidates {
 			visit(c)
 		}
 	}

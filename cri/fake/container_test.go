@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"errors"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -131,11 +132,11 @@ func TestContainerExits(t *testing.T) {
 	if st := r.containerStatus(t, id); st.State != runtimeapi.ContainerState_CONTAINER_EXITED || st.ExitCode != 7 || st.Reason != "Error" {
 		t.Fatalf("after ExitContainer: %v", st)
 	}
-	if err := r.srv.ExitContainer(id, 0); err == nil {
-		t.Fatal("ExitContainer of an exited container succeeded")
+	if err := r.srv.ExitContainer(id, 0); !errors.Is(err, ErrNotRunning) {
+		t.Fatalf("ExitContainer of an exited container: %v", err)
 	}
-	if err := r.srv.ExitContainer("missing", 0); err == nil {
-		t.Fatal("ExitContainer of an unknown container succeeded")
+	if err := r.srv.ExitContainer("missing", 0); !errors.Is(err, ErrNoContainer) {
+		t.Fatalf("ExitContainer of an unknown container: %v", err)
 	}
 
 	// A stop before the timer fires wins; the timer must not exit it again.

@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -64,7 +65,7 @@ func (s *Server) armExitLocked(c *container) {
 // exitLocked moves a running container to EXITED with code.
 func (s *Server) exitLocked(c *container, code int32) {
 	c.stopTimer()
-	c.state = runtimeapi.ContainerState_CONTAINER_EXITED
+	c.setState(runtimeapi.ContainerState_CONTAINER_EXITED)
 	c.finishedAt = time.Now().UnixNano()
 	c.exited = code
 	c.reason = "Completed"
@@ -74,6 +75,12 @@ func (s *Server) exitLocked(c *container, code int32) {
 	s.emitLocked(c.id, s.sandboxes[c.sandboxID], runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT)
 }
 
+// Errors of ExitContainer, for errors.Is.
+var (
+	ErrNoContainer = errors.New("no such container")
+	ErrNotRunning  = errors.New("container is not running")
+)
+
 // ExitContainer makes a running container exit with code now, as if its
 // process ended.
 func (s *Server) ExitContainer(id string, code int32) error {
@@ -81,10 +88,10 @@ func (s *Server) ExitContainer(id string, code int32) error {
 	defer s.mu.Unlock()
 	c := s.containers[id]
 	if c == nil {
-		return fmt.Errorf("exit container %s: not found", id)
+		return fmt.Errorf("exit container %s: %w", id, ErrNoContainer)
 	}
 	if c.state != runtimeapi.ContainerState_CONTAINER_RUNNING {
-		return fmt.Errorf("exit container %s: it is %s, not running", id, c.state)
+		return fmt.Errorf("exit container %s (%s): %w", id, c.state, ErrNotRunning)
 	}
 	s.exitLocked(c, code)
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"runtime"
 	"slices"
 	"time"
 
@@ -13,11 +15,11 @@ import (
 )
 
 // Images are names only: no layers, no registry. An image's id is derived
-// from its name, so the same name gets the same id in every run.
+// from its name, so the same name gets the same id in every run. An image
+// is found by its name, its id, or any short form of its name
+// ("busybox:1.36" finds docker.io/library/busybox:1.36).
 
 const (
-	imageFsMount        = "/var/lib/podline-fake/images"
-	containerFsMount    = "/var/lib/podline-fake/containers"
 	writableLayerBytes  = 64 << 10
 	writableLayerInodes = 16
 )
@@ -44,22 +46,42 @@ func (im *image) api() *runtimeapi.Image {
 }
 
 func (s *Server) addImageLocked(name string) *image {
-	if im := s.images[name]; im != nil {
+	if im := s.findImageLocked(name); im != nil {
 		return im
 	}
 	im := &image{id: imageID(name), name: name, size: (2 + hashOf(name)%48) << 20}
 	s.images[name] = im
 	s.images[im.id] = im
+	if full := normalizeRef(name); full != name {
+		s.images[full] = im
+	}
 	return im
 }
 
-// imageRefLocked is what a container created from name reports as its
-// image: the pulled image's id, or the id it would have.
-func (s *Server) imageRefLocked(name string) string {
-	if im := s.images[name]; im != nil {
-		return im.id
+// findImageLocked looks ref up as given (a name or an id), then in its
+// normalized form.
+func (s *Server) findImageLocked(ref string) *image {
+	if im := s.images[ref]; im != nil {
+		return im
 	}
-	return imageID(name)
+	return s.images[normalizeRef(ref)]
+}
+
+func (s *Server) removeImageLocked(im *image) {
+	for _, key := range []string{im.name, im.id, normalizeRef(im.name)} {
+		if s.images[key] == im {
+			delete(s.images, key)
+		}
+	}
+}
+
+// allowed reports whether PullImage may pull name.
+func (s *Server) allowed(name string) bool {
+	if len(s.opts.Images) == 0 {
+		return true
+	}
+	full := normalizeRef(name)
+	return slices.ContainsFunc(s.opts.Images, func(a string) bool { return a == name || normalizeRef(a) == full })
 }
 
 func (s *Server) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
@@ -67,7 +89,7 @@ func (s *Server) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) 
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "image name is empty")
 	}
-	if len(s.opts.Images) > 0 && !slices.Contains(s.opts.Images, name) {
+	if !s.allowed(name) {
 		return nil, status.Errorf(codes.NotFound, "pull access denied for %q: repository does not exist", name)
 	}
 	s.mu.Lock()
@@ -75,13 +97,24 @@ func (s *Server) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) 
 	return &runtimeapi.PullImageResponse{ImageRef: s.addImageLocked(name).id}, nil
 }
 
+// ImageStatus answers an absent image with no image and no error, as the
+// CRI asks; verbose adds the image's config as JSON under "info".
 func (s *Server) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if im := s.images[req.GetImage().GetImage()]; im != nil {
-		return &runtimeapi.ImageStatusResponse{Image: im.api()}, nil
+	im := s.findImageLocked(req.GetImage().GetImage())
+	s.mu.Unlock()
+	if im == nil {
+		return &runtimeapi.ImageStatusResponse{}, nil
 	}
-	return &runtimeapi.ImageStatusResponse{}, nil
+	resp := &runtimeapi.ImageStatusResponse{Image: im.api()}
+	if req.GetVerbose() {
+		info, _ := json.Marshal(map[string]any{
+			"imageSpec": map[string]any{"os": "linux", "architecture": runtime.GOARCH},
+			"chainID":   im.id, "size": im.size, "name": im.name,
+		})
+		resp.Info = map[string]string{"info": string(info)}
+	}
+	return resp, nil
 }
 
 func (s *Server) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
@@ -90,10 +123,10 @@ func (s *Server) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest
 	defer s.mu.Unlock()
 	var out []*runtimeapi.Image
 	for key, im := range s.images {
-		if key != im.name { // each image is indexed twice; list it once
+		if key != im.name { // each image is indexed under several keys; list it once
 			continue
 		}
-		if want == "" || want == im.name || want == im.id {
+		if want == "" || want == im.name || want == im.id || normalizeRef(want) == normalizeRef(im.name) {
 			out = append(out, im.api())
 		}
 	}
@@ -104,9 +137,8 @@ func (s *Server) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest
 func (s *Server) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if im := s.images[req.GetImage().GetImage()]; im != nil {
-		delete(s.images, im.name)
-		delete(s.images, im.id)
+	if im := s.findImageLocked(req.GetImage().GetImage()); im != nil {
+		s.removeImageLocked(im)
 	}
 	return &runtimeapi.RemoveImageResponse{}, nil
 }
@@ -126,11 +158,11 @@ func (s *Server) ImageFsInfo(context.Context, *runtimeapi.ImageFsInfoRequest) (*
 	n := uint64(len(s.containers))
 	return &runtimeapi.ImageFsInfoResponse{
 		ImageFilesystems: []*runtimeapi.FilesystemUsage{{
-			Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: imageFsMount},
+			Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: s.opts.FsMountpoint},
 			UsedBytes: u64(imageBytes), InodesUsed: u64(imageInodes),
 		}},
 		ContainerFilesystems: []*runtimeapi.FilesystemUsage{{
-			Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: containerFsMount},
+			Timestamp: now, FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: s.opts.FsMountpoint},
 			UsedBytes: u64(1<<20 + n*writableLayerBytes), InodesUsed: u64(100 + n*writableLayerInodes),
 		}},
 	}, nil

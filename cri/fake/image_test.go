@@ -1,6 +1,7 @@
 package fake
 
 import (
+	"encoding/json"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -76,4 +77,74 @@ func TestAnyImagePullsByDefault(t *testing.T) {
 	if _, err := r.img.PullImage(r.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "whatever:9"}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestImageNames checks that an image is found by any form of its name, as
+// containerd resolves them, and that a container created from the image's
+// id (as a kubelet creates it) reports the image's name.
+func TestImageNames(t *testing.T) {
+	const full = "docker.io/library/busybox:1.36"
+	r := newRig(t, Options{Preloaded: []string{full, "registry.k8s.io/pause:3.10"}})
+	status := func(name string, verbose bool) *runtimeapi.ImageStatusResponse {
+		t.Helper()
+		resp, err := r.img.ImageStatus(r.ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: name}, Verbose: verbose})
+		if err != nil {
+			t.Fatalf("ImageStatus %s: %v", name, err)
+		}
+		return resp
+	}
+	id := status(full, false).Image.GetId()
+	for _, name := range []string{"busybox:1.36", "library/busybox:1.36", "docker.io/busybox:1.36", id} {
+		if got := status(name, false).Image.GetId(); got != id {
+			t.Fatalf("ImageStatus(%q) = %q, want %q", name, got, id)
+		}
+	}
+	for _, name := range []string{"busybox", "busybox:1.37", "quay.io/busybox:1.36"} {
+		if im := status(name, false).Image; im != nil {
+			t.Fatalf("ImageStatus(%q) found %v", name, im)
+		}
+	}
+	var info struct{ Name string }
+	if err := json.Unmarshal([]byte(status("busybox:1.36", true).Info["info"]), &info); err != nil || info.Name != full {
+		t.Fatalf("verbose info %q: %v", info.Name, err)
+	}
+	if len(status(full, false).Info) != 0 {
+		t.Fatal("info without verbose")
+	}
+
+	list, err := r.img.ListImages(r.ctx, &runtimeapi.ListImagesRequest{})
+	if err != nil || len(list.Images) != 2 {
+		t.Fatalf("ListImages lists each image once: %v %v", list, err)
+	}
+	pull, err := r.img.PullImage(r.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox:1.36"}})
+	if err != nil || pull.ImageRef != id {
+		t.Fatalf("pulling a present image by its short name: %v %v", pull, err)
+	}
+
+	sb := r.runSandbox(t, sandboxConfig("pod", nil))
+	cfg := containerConfig("app", nil)
+	cfg.Image = &runtimeapi.ImageSpec{Image: id, UserSpecifiedImage: "busybox:1.36"}
+	st := r.containerStatus(t, r.createContainer(t, sb, cfg))
+	if st.Image.Image != full || st.Image.UserSpecifiedImage != "busybox:1.36" || st.ImageRef != id {
+		t.Fatalf("container image %v ref %q", st.Image, st.ImageRef)
+	}
+
+	if _, err := r.img.RemoveImage(r.ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "busybox:1.36"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{full, "busybox:1.36", id} {
+		if im := status(name, false).Image; im != nil {
+			t.Fatalf("%q still found after remove: %v", name, im)
+		}
+	}
+}
+
+func TestImageAllowList(t *testing.T) {
+	r := newRig(t, Options{Images: []string{"docker.io/library/busybox:1.36"}})
+	pull := func(name string) error {
+		_, err := r.img.PullImage(r.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: name}})
+		return err
+	}
+	wantCode(t, pull("busybox:1.36"), codes.OK)
+	wantCode(t, pull("busybox:1.37"), codes.NotFound)
 }

@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -59,10 +60,16 @@ func TestLatencyRespectsDeadline(t *testing.T) {
 func TestContainerdLikeLatency(t *testing.T) {
 	lat := ContainerdLikeLatency()
 	if lat["RunPodSandbox"] != 77*time.Millisecond || lat["StopPodSandbox"] != 100*time.Millisecond ||
-		lat["CreateContainer"]+lat["StartContainer"] != 70*time.Millisecond || lat["ListContainers"] != time.Millisecond {
+		lat["CreateContainer"]+lat["StartContainer"] != 70*time.Millisecond {
 		t.Fatalf("unexpected latencies: %v", lat)
 	}
-	s := New(Options{Latency: lat})
+	methods := Methods()
+	for name := range lat {
+		if !slices.Contains(methods, name) {
+			t.Fatalf("profile names %q, which is no CRI method", name)
+		}
+	}
+	s := New(Options{Latency: lat, DefaultLatency: ContainerdLikeDefaultLatency})
 	if s.methods["Version"].latency != time.Millisecond || s.methods["RunPodSandbox"].latency != 77*time.Millisecond {
 		t.Fatal("latencies not applied per method")
 	}

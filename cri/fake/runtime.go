@@ -2,6 +2,7 @@ package fake
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -22,11 +23,33 @@ func (s *Server) Version(context.Context, *runtimeapi.VersionRequest) (*runtimea
 	}, nil
 }
 
-func (s *Server) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
-	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-		{Type: runtimeapi.RuntimeReady, Status: true},
-		{Type: runtimeapi.NetworkReady, Status: true},
-	}}}, nil
+// Status reports a runtime whose network is up, with one runtime handler
+// (the default, "") that supports none of the optional features: pods
+// asking for user namespaces or recursive read-only mounts are refused by
+// the client, as on a runtime built without them.
+func (s *Server) Status(_ context.Context, req *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	resp := &runtimeapi.StatusResponse{
+		Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+			{Type: runtimeapi.RuntimeReady, Status: true},
+			{Type: runtimeapi.NetworkReady, Status: true},
+		}},
+		RuntimeHandlers: []*runtimeapi.RuntimeHandler{{Name: "", Features: &runtimeapi.RuntimeHandlerFeatures{}}},
+		Features:        &runtimeapi.RuntimeFeatures{},
+	}
+	if req.GetVerbose() {
+		cfg, _ := json.Marshal(map[string]any{"runtime": RuntimeName, "fsMountpoint": s.opts.FsMountpoint, "logFiles": s.opts.LogFiles})
+		resp.Info = map[string]string{"config": string(cfg)}
+	}
+	return resp, nil
+}
+
+// RuntimeConfig reports the cgroupfs driver: the project's runtimes run runc
+// with SystemdCgroup = false, and a kubelet takes its cgroup driver from
+// here.
+func (s *Server) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	return &runtimeapi.RuntimeConfigResponse{
+		Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_CGROUPFS},
+	}, nil
 }
 
 // UpdateRuntimeConfig accepts and ignores the pod CIDR, as the fake's

@@ -50,6 +50,7 @@ func (s *Server) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxR
 	sb.createdAt = time.Now().UnixNano()
 	s.sandboxes[sb.id] = sb
 	s.names[sb.nameKey] = sb.id
+	s.byPod.addSandbox(sb)
 	s.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT)
 	s.emitLocked(sb.id, sb, runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT)
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: sb.id}, nil
@@ -76,7 +77,7 @@ func (s *Server) stopSandboxLocked(sb *sandbox) {
 	if sb.state != runtimeapi.PodSandboxState_SANDBOX_READY {
 		return
 	}
-	sb.state = runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	sb.setState(runtimeapi.PodSandboxState_SANDBOX_NOTREADY)
 	if sb.ipHost != 0 {
 		// The address goes back to the pool; the status keeps naming it,
 		// as containerd's does.
@@ -101,6 +102,7 @@ func (s *Server) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSa
 	}
 	delete(s.sandboxes, sb.id)
 	delete(s.names, sb.nameKey)
+	s.byPod.removeSandbox(sb)
 	// Like containerd: the sandbox is gone, so the event carries no status.
 	s.emitLocked(sb.id, nil, runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
@@ -140,8 +142,12 @@ func (s *Server) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandbo
 		}
 		return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
 	}
-	out = make([]*runtimeapi.PodSandbox, 0, len(s.sandboxes))
-	for _, sb := range s.sandboxes {
+	candidates, indexed := s.byPod.sandboxesOf(f.GetLabelSelector())
+	if !indexed {
+		candidates = s.sandboxes
+	}
+	out = make([]*runtimeapi.PodSandbox, 0, len(candidates))
+	for _, sb := range candidates {
 		if match(sb) {
 			out = append(out, sb.item())
 		}

@@ -30,7 +30,8 @@ type sandbox struct {
 	state     runtimeapi.PodSandboxState
 	createdAt int64
 	ip        string
-	ipHost    uint16 // 0: no address from the pool
+	ipHost    uint16                 // 0: no address from the pool
+	listed    *runtimeapi.PodSandbox // item() built for the current state; nil after a change
 	// containers indexes this sandbox's containers so that lists filtered
 	// by sandbox and sandbox teardown do not scan every container.
 	containers map[string]*container
@@ -47,6 +48,8 @@ type container struct {
 	annotations map[string]string
 	logPath     string
 	nameKey     string
+	userImage   string                              // the image as the pod spec named it
+	resources   *runtimeapi.LinuxContainerResources // as created or last updated; never modified
 
 	exitAfter    time.Duration // < 0: never exits by itself
 	exitCode     int32         // code of the self-exit
@@ -58,7 +61,8 @@ type container struct {
 	finishedAt int64
 	exited     int32 // exit code once EXITED
 	reason     string
-	timer      *time.Timer // pending self-exit, nil when none
+	timer      *time.Timer           // pending self-exit, nil when none
+	listed     *runtimeapi.Container // item() built for the current state; nil after a change
 
 	// Usage for stats, fixed per container so numbers stay believable.
 	cpuMilli uint64
@@ -101,7 +105,34 @@ func (sb *sandbox) status() *runtimeapi.PodSandboxStatus {
 	}
 }
 
+// Lists are the hottest calls (a relist every second reads every record),
+// so each record keeps the list item it last built and rebuilds it only
+// after its state changed. Responses share these items: they are never
+// modified once built, and gRPC only reads them while marshalling.
+
+func (sb *sandbox) setState(st runtimeapi.PodSandboxState) {
+	sb.state, sb.listed = st, nil
+}
+
+func (c *container) setState(st runtimeapi.ContainerState) {
+	c.state, c.listed = st, nil
+}
+
 func (sb *sandbox) item() *runtimeapi.PodSandbox {
+	if sb.listed == nil {
+		sb.listed = sb.buildItem()
+	}
+	return sb.listed
+}
+
+func (c *container) item() *runtimeapi.Container {
+	if c.listed == nil {
+		c.listed = c.buildItem()
+	}
+	return c.listed
+}
+
+func (sb *sandbox) buildItem() *runtimeapi.PodSandbox {
 	return &runtimeapi.PodSandbox{
 		Id:             sb.id,
 		Metadata:       sb.metadata(),
@@ -136,22 +167,36 @@ func (c *container) status() *runtimeapi.ContainerStatus {
 		StartedAt:   c.startedAt,
 		FinishedAt:  c.finishedAt,
 		ExitCode:    c.exited,
-		Image:       &runtimeapi.ImageSpec{Image: c.image},
+		Image:       c.imageSpec(),
 		ImageRef:    c.imageRef,
 		ImageId:     c.imageRef,
 		Reason:      c.reason,
 		Labels:      c.labels,
 		Annotations: c.annotations,
 		LogPath:     c.logPath,
+		Resources:   c.resourcesStatus(),
 	}
 }
 
-func (c *container) item() *runtimeapi.Container {
+func (c *container) imageSpec() *runtimeapi.ImageSpec {
+	return &runtimeapi.ImageSpec{Image: c.image, UserSpecifiedImage: c.userImage}
+}
+
+// resourcesStatus reports the resources the container was given, as
+// containerd reads them back from the container's spec.
+func (c *container) resourcesStatus() *runtimeapi.ContainerResources {
+	if c.resources == nil {
+		return nil
+	}
+	return &runtimeapi.ContainerResources{Linux: c.resources}
+}
+
+func (c *container) buildItem() *runtimeapi.Container {
 	return &runtimeapi.Container{
 		Id:           c.id,
 		PodSandboxId: c.sandboxID,
 		Metadata:     c.metadata(),
-		Image:        &runtimeapi.ImageSpec{Image: c.image},
+		Image:        c.imageSpec(),
 		ImageRef:     c.imageRef,
 		ImageId:      c.imageRef,
 		State:        c.state,
