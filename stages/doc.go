@@ -1,5 +1,6 @@
 // Package stages is podline's pod pipeline: pod work flows through five
-// bounded lock-free queues, each drained by its own worker pool:
+// bounded queues (lock-free by default; a buffered-channel StageQueue exists
+// to measure that choice), each drained by its own worker pool:
 //
 //	admit → volumes → sandbox → containers → status
 //

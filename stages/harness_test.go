@@ -41,7 +41,13 @@ type harness struct {
 type harnessOpts struct {
 	window  int
 	maxPods int
-	fake    fake.Options
+	queue   stages.QueueKind
+	// workers per stage; zero means a few per stage.
+	workers [stages.NumStages]int
+	// relist is the runtime relist period; zero means 50ms, so that tests
+	// see container exits quickly.
+	relist time.Duration
+	fake   fake.Options
 	// socket reuses a running fake (restart tests).
 	socket string
 	srv    *fake.Server
@@ -83,15 +89,23 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if window == 0 {
 		window = 64
 	}
+	workers := o.workers
+	if workers == ([stages.NumStages]int{}) {
+		workers = [stages.NumStages]int{2, 2, 8, 8, 2}
+	}
 	h.pipe, err = stages.New(stages.Config{
-		Window: window, Workers: [stages.NumStages]int{2, 2, 8, 8, 2}, Handlers: handlers,
+		Window: window, Workers: workers, Handlers: handlers, Queue: o.queue,
 		Cache: h.cache, Log: log,
 		OnTornDown: func(uid types.UID, removed bool) { h.admitter.Release(uid) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.relist = pleg.NewRelister(rt, h.cache, 50*time.Millisecond, h.pipe.Sync, log)
+	relist := o.relist
+	if relist == 0 {
+		relist = 50 * time.Millisecond
+	}
+	h.relist = pleg.NewRelister(rt, h.cache, relist, h.pipe.Sync, log)
 	h.done.Add(1)
 	go func() { defer h.done.Done(); h.pipe.Run(ctx) }()
 	if err := h.relist.Relist(ctx); err != nil {
@@ -101,6 +115,15 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	go func() { defer h.done.Done(); h.relist.Run(ctx) }()
 	t.Cleanup(h.stop)
 	return h
+}
+
+// eachQueue runs test once per stage queue implementation, as subtests
+// named after the kind.
+func eachQueue(t *testing.T, test func(t *testing.T, q stages.QueueKind)) {
+	t.Helper()
+	for _, q := range stages.QueueKinds() {
+		t.Run(q.String(), func(t *testing.T) { test(t, q) })
+	}
 }
 
 func (h *harness) stop() {

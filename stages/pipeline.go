@@ -24,6 +24,9 @@ type Config struct {
 	// Workers per stage.
 	Workers  [NumStages]int
 	Handlers [NumStages]Handler
+	// Queue is the implementation of the stage queues; the zero value is
+	// the lock-free one.
+	Queue QueueKind
 	// Cache is the observed runtime state, used to find orphans: pods in the
 	// runtime that no source knows.
 	Cache *pleg.Cache
@@ -45,7 +48,7 @@ const maxAsyncRounds = 4
 // Pipeline runs pods through the stages. See the package doc.
 type Pipeline struct {
 	cfg    Config
-	queues [NumStages]*BlockingQueue[*Work]
+	queues [NumStages]StageQueue[*Work]
 	// gate holds one token per pass in flight.
 	gate  chan struct{}
 	retry *delay.Queue[types.UID]
@@ -71,6 +74,9 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("stage %s needs at least one worker, got %d", s, cfg.Workers[s])
 		}
 	}
+	if cfg.Queue >= numQueueKinds {
+		return nil, fmt.Errorf("unknown stage queue kind %d", cfg.Queue)
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
@@ -81,7 +87,7 @@ func New(cfg Config) (*Pipeline, error) {
 		records: make(map[types.UID]*podRecord),
 	}
 	for s := range p.queues {
-		p.queues[s] = NewBlockingQueue[*Work](cfg.Window)
+		p.queues[s] = newStageQueue[*Work](cfg.Queue, cfg.Window)
 	}
 	p.retry = delay.New(p.Sync)
 	return p, nil
@@ -89,6 +95,10 @@ func New(cfg Config) (*Pipeline, error) {
 
 // Run starts the workers and blocks until ctx ends. Pods keep running when
 // podline stops; the next start adopts them.
+//
+// The workers stop on ctx, not on closed queues: a worker still handling a
+// pass when ctx ends hands it on with TryPut, which must keep succeeding
+// until every worker has returned (the window promises room).
 func (p *Pipeline) Run(ctx context.Context) {
 	p.ctx = ctx
 	var wg sync.WaitGroup
@@ -107,10 +117,6 @@ func (p *Pipeline) Run(ctx context.Context) {
 		p.retry.Run(ctx)
 	}()
 	close(p.started)
-	<-ctx.Done()
-	for _, q := range p.queues {
-		q.Close()
-	}
 	wg.Wait()
 }
 

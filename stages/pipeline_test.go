@@ -14,10 +14,13 @@ import (
 
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/cri/fake"
+	"github.com/podline/podline/stages"
 )
 
-func TestPodRunsAndTearsDown(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+func TestPodRunsAndTearsDown(t *testing.T) { eachQueue(t, testPodRunsAndTearsDown) }
+
+func testPodRunsAndTearsDown(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q})
 	pod := testPod("web", withEnv("POD", "$(NOPE)"))
 	h.pipe.Upsert(pod)
 	st := h.waitRunning(pod.UID)
@@ -40,7 +43,11 @@ func TestPodRunsAndTearsDown(t *testing.T) {
 }
 
 func TestFailingStepRetriesWithoutHoldingOthers(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+	eachQueue(t, testFailingStepRetriesWithoutHoldingOthers)
+}
+
+func testFailingStepRetriesWithoutHoldingOthers(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q})
 	h.fake.Inject("CreateContainer", codes.Unavailable, 2)
 	a := testPod("a")
 	h.pipe.Upsert(a)
@@ -58,8 +65,10 @@ func TestFailingStepRetriesWithoutHoldingOthers(t *testing.T) {
 	}
 }
 
-func TestCrashLoopBackOff(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+func TestCrashLoopBackOff(t *testing.T) { eachQueue(t, testCrashLoopBackOff) }
+
+func testCrashLoopBackOff(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q})
 	pod := testPod("crash", withEnv("FAKE_EXIT_AFTER", "20ms"), withEnv("FAKE_EXIT_CODE", "3"))
 	h.pipe.Upsert(pod)
 	// First exit restarts at once; the second waits 10s in back-off.
@@ -82,8 +91,10 @@ func TestCrashLoopBackOff(t *testing.T) {
 	}
 }
 
-func TestRestartPolicies(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+func TestRestartPolicies(t *testing.T) { eachQueue(t, testRestartPolicies) }
+
+func testRestartPolicies(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q})
 	never := testPod("never", withPolicy(v1.RestartPolicyNever), withEnv("FAKE_EXIT_AFTER", "10ms"), withEnv("FAKE_EXIT_CODE", "3"))
 	ok := testPod("onfailure-ok", withPolicy(v1.RestartPolicyOnFailure), withEnv("FAKE_EXIT_AFTER", "10ms"))
 	h.pipe.Upsert(never)
@@ -114,8 +125,10 @@ func TestRestartPolicies(t *testing.T) {
 	}
 }
 
-func TestInitContainersRunFirst(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+func TestInitContainersRunFirst(t *testing.T) { eachQueue(t, testInitContainersRunFirst) }
+
+func testInitContainersRunFirst(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q})
 	pod := testPod("init", func(p *v1.Pod) {
 		p.Spec.InitContainers = []v1.Container{{
 			Name: "setup", Image: "busybox:1.36", ImagePullPolicy: v1.PullIfNotPresent,
@@ -137,8 +150,10 @@ func TestInitContainersRunFirst(t *testing.T) {
 	}
 }
 
-func TestAdmissionRejects(t *testing.T) {
-	h := newHarness(t, harnessOpts{maxPods: 1})
+func TestAdmissionRejects(t *testing.T) { eachQueue(t, testAdmissionRejects) }
+
+func testAdmissionRejects(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q, maxPods: 1})
 	a := testPod("first")
 	h.pipe.Upsert(a)
 	h.waitRunning(a.UID)
@@ -163,8 +178,10 @@ func TestAdmissionRejects(t *testing.T) {
 	}
 }
 
-func TestSpecChangeRestartsContainer(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+func TestSpecChangeRestartsContainer(t *testing.T) { eachQueue(t, testSpecChangeRestartsContainer) }
+
+func testSpecChangeRestartsContainer(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q})
 	pod := testPod("change")
 	h.pipe.Upsert(pod)
 	first := h.waitRunning(pod.UID).ContainerStatuses[0].ContainerID
@@ -183,15 +200,17 @@ func TestSpecChangeRestartsContainer(t *testing.T) {
 	}
 }
 
-func TestRestartAdoptsRunningPods(t *testing.T) {
+func TestRestartAdoptsRunningPods(t *testing.T) { eachQueue(t, testRestartAdoptsRunningPods) }
+
+func testRestartAdoptsRunningPods(t *testing.T, q stages.QueueKind) {
 	sock, srv := fake.Listen(t, fake.Options{})
-	h1 := newHarness(t, harnessOpts{socket: sock, srv: srv})
+	h1 := newHarness(t, harnessOpts{queue: q, socket: sock, srv: srv})
 	pod := testPod("adopt")
 	h1.pipe.Upsert(pod)
 	id := h1.waitRunning(pod.UID).ContainerStatuses[0].ContainerID
 	h1.stop()
 
-	h2 := newHarness(t, harnessOpts{socket: sock, srv: srv, node: h1.node})
+	h2 := newHarness(t, harnessOpts{queue: q, socket: sock, srv: srv, node: h1.node})
 	h2.pipe.Upsert(pod)
 	st := h2.waitRunning(pod.UID)
 	if got := st.ContainerStatuses[0].ContainerID; got != id {
@@ -205,22 +224,26 @@ func TestRestartAdoptsRunningPods(t *testing.T) {
 	}
 }
 
-func TestOrphansAreTornDown(t *testing.T) {
+func TestOrphansAreTornDown(t *testing.T) { eachQueue(t, testOrphansAreTornDown) }
+
+func testOrphansAreTornDown(t *testing.T, q stages.QueueKind) {
 	sock, srv := fake.Listen(t, fake.Options{})
-	h1 := newHarness(t, harnessOpts{socket: sock, srv: srv})
+	h1 := newHarness(t, harnessOpts{queue: q, socket: sock, srv: srv})
 	gone := testPod("gone")
 	h1.pipe.Upsert(gone)
 	h1.waitRunning(gone.UID)
 	h1.stop()
 
 	// The pod's manifest disappeared while podline was down.
-	h2 := newHarness(t, harnessOpts{socket: sock, srv: srv, node: h1.node})
+	h2 := newHarness(t, harnessOpts{queue: q, socket: sock, srv: srv, node: h1.node})
 	h2.pipe.SourcesReady()
 	h2.waitGone(gone.UID)
 }
 
-func TestWindowBackpressure(t *testing.T) {
-	h := newHarness(t, harnessOpts{window: 4, fake: fake.Options{DefaultLatency: 2 * time.Millisecond}})
+func TestWindowBackpressure(t *testing.T) { eachQueue(t, testWindowBackpressure) }
+
+func testWindowBackpressure(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q, window: 4, fake: fake.Options{DefaultLatency: 2 * time.Millisecond}})
 	var uids []types.UID
 	for i := range 40 {
 		p := testPod(fmt.Sprintf("p%02d", i))
@@ -235,8 +258,10 @@ func TestWindowBackpressure(t *testing.T) {
 	}
 }
 
-func TestUpdatesCoalesce(t *testing.T) {
-	h := newHarness(t, harnessOpts{fake: fake.Options{Latency: map[string]time.Duration{"RunPodSandbox": 100 * time.Millisecond}}})
+func TestUpdatesCoalesce(t *testing.T) { eachQueue(t, testUpdatesCoalesce) }
+
+func testUpdatesCoalesce(t *testing.T, q stages.QueueKind) {
+	h := newHarness(t, harnessOpts{queue: q, fake: fake.Options{Latency: map[string]time.Duration{"RunPodSandbox": 100 * time.Millisecond}}})
 	pod := testPod("burst")
 	h.pipe.Upsert(pod)
 	var last string

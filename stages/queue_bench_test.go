@@ -169,3 +169,49 @@ func BenchmarkBlockingQueuePair(b *testing.B) {
 		}
 	}
 }
+
+// The StageQueue benchmarks go through the interface the pipeline uses, for
+// every kind: the pair against BenchmarkBlockingQueuePair is the cost of the
+// interface call, prod/cons across kinds is the --queue=channel ablation.
+
+func BenchmarkStageQueue(b *testing.B) {
+	for _, k := range QueueKinds() {
+		b.Run("queue="+k.String(), func(b *testing.B) {
+			prodConsMatrix(b, func(capacity int) (func(int), func() int) {
+				q := newStageQueue[int](k, capacity)
+				ctx := context.Background()
+				send := func(v int) {
+					if err := q.Put(ctx, v); err != nil {
+						panic(err)
+					}
+				}
+				recv := func() int {
+					v, err := q.Take(ctx)
+					if err != nil {
+						panic(err)
+					}
+					return v
+				}
+				return send, recv
+			})
+		})
+	}
+}
+
+func BenchmarkStageQueuePair(b *testing.B) {
+	for _, k := range QueueKinds() {
+		b.Run("queue="+k.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			q := newStageQueue[int](k, 1024)
+			ctx := context.Background()
+			for i := 0; b.Loop(); i++ {
+				if !q.TryPut(i) {
+					b.Fatal("TryPut failed")
+				}
+				if _, err := q.Take(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -105,8 +105,12 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		Store: a.statuses, Cache: a.cache, Node: a.node, RuntimeName: ver.GetRuntimeName(),
 		OnFinished: a.admitter.Release, Log: log,
 	}
+	queue, err := stages.ParseQueueKind(o.queue)
+	if err != nil {
+		return nil, fmt.Errorf("--queue: %w", err)
+	}
 	a.pipeline, err = stages.New(stages.Config{
-		Window: o.pipelineWindow, Workers: o.stageWorkers, Handlers: handlers,
+		Window: o.pipelineWindow, Workers: o.stageWorkers, Handlers: handlers, Queue: queue,
 		Cache: a.cache, Log: log,
 		OnTornDown: func(uid types.UID, removed bool) { a.admitter.Release(uid) },
 	})
@@ -271,7 +275,7 @@ func (a *agent) run(parent context.Context) error {
 	if len(a.sourceNames()) == 0 {
 		a.pipeline.SourcesReady()
 	}
-	a.log.Info("podline running", "node", a.node.Name, "manifests", o.podManifestPath)
+	a.log.Info("podline running", "node", a.node.Name, "manifests", o.podManifestPath, "queue", o.queue)
 	<-ctx.Done()
 	return nil
 }

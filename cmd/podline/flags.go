@@ -52,6 +52,7 @@ type options struct {
 	plegSources    listFlag
 	pipelineWindow int
 	stageWorkers   stageWorkersFlag
+	queue          string
 	verbosity      int
 }
 
@@ -131,6 +132,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.relistPeriod, "relist-period", 0, "Period of the full runtime relist; default 60s with --pleg=events (a safety net), 1s with --pleg=relist.")
 	fs.IntVar(&o.pipelineWindow, "pipeline-window", 1024, "Pod passes in flight in the stage pipeline at once; producers wait beyond it.")
 	o.stageWorkers = stageWorkersFlag(stages.DefaultWorkers)
+	fs.StringVar(&o.queue, "queue", stages.QueueLockFree.String(), "Stage queue implementation: 'lockfree' (lock-free ring with parked workers) or 'channel' (buffered Go channels, a baseline for benchmarks).")
 	fs.Var(&o.stageWorkers, "stage-workers", "Workers per pipeline stage, e.g. 'sandbox=8,containers=8' (stages: admit, volumes, sandbox, containers, status).")
 	fs.IntVar(&o.verbosity, "v", 0, "Log verbosity; 4 and above logs debug messages.")
 	return fs
@@ -159,6 +161,9 @@ func (o *options) validate() error {
 		if c.bad {
 			return fmt.Errorf("%s %s", c.flag, c.why)
 		}
+	}
+	if _, err := stages.ParseQueueKind(o.queue); err != nil {
+		return fmt.Errorf("--queue must be 'lockfree' or 'channel', got %q", o.queue)
 	}
 	if _, err := node.ParseResourceList(o.kubeReserved); err != nil {
 		return fmt.Errorf("--kube-reserved: %w", err)

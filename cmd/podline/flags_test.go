@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/podline/podline/stages"
 )
 
 func TestFlagDefaultsMatchTheKubelet(t *testing.T) {
@@ -37,6 +39,8 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 	f([]string{"--read-only-port=70000"}, "--read-only-port")
 	f([]string{"--node-ip=x"}, "--node-ip")
 	f([]string{"--pipeline-window=0"}, "--pipeline-window")
+	f([]string{"--queue=chan"}, "--queue")
+	f([]string{"--queue="}, "--queue")
 }
 
 func TestRepeatedHeaders(t *testing.T) {
@@ -47,4 +51,23 @@ func TestRepeatedHeaders(t *testing.T) {
 	if got := strings.Join(o.manifestURLHeader, " "); got != "a:1 b:2 b:3" {
 		t.Fatalf("headers = %q", got)
 	}
+}
+
+func TestQueueFlag(t *testing.T) {
+	f := func(args []string, want stages.QueueKind) {
+		t.Helper()
+		var o options
+		if err := newFlagSet(&o).Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.validate(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if got, err := stages.ParseQueueKind(o.queue); err != nil || got != want {
+			t.Fatalf("%v: queue = %v, %v; want %v", args, got, err, want)
+		}
+	}
+	f(nil, stages.QueueLockFree)
+	f([]string{"--queue=lockfree"}, stages.QueueLockFree)
+	f([]string{"--queue=channel"}, stages.QueueChannel)
 }
