@@ -227,6 +227,10 @@ func TestTreeEnsurePod(t *testing.T) {
 		kt.expectV1(t, "cpu", parent, "cpu.cfs_period_us", want.period)
 		kt.expectV1(t, "memory", parent, "memory.limit_in_bytes", want.memory)
 		kt.expectV1(t, "cpuset", parent, "cpuset.cpus", kt.v1File(t, "cpuset", "/", "cpuset.cpus"))
+		kt.expectV1(t, "cpuset", parent, "cpuset.mems", kt.v1File(t, "cpuset", "/", "cpuset.mems"))
+		// Children (the runtime's container cgroups) get cpus and mems
+		// from the kernel, not from a write that checks every sibling.
+		kt.expectV1(t, "cpuset", parent, "cgroup.clone_children", "1")
 		t.Logf("%s: cpu.shares=%s cpu.cfs_quota_us=%s cpu.cfs_period_us=%s memory.limit_in_bytes=%s",
 			parent, want.shares, want.quota, want.period, want.memory)
 	}
