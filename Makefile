@@ -8,7 +8,7 @@ GOFILES    = $(shell git ls-files --cached --others --exclude-standard '*.go')
 # Benchmarks compare the lock-free queue with a buffered channel.
 BENCH_CPU ?= 1,2,4,8
 
-.PHONY: all build run stop test test-unit test-e2e bench bench-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
+.PHONY: all build run stop test test-unit test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
 
 all: build
 
@@ -26,7 +26,7 @@ stop:
 	scripts/runtime.sh down
 	scripts/agent.sh cleanup
 
-test: lint check-generate test-unit test-e2e
+test: lint check-generate test-unit test-e2e bench-quick
 
 lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -54,16 +54,27 @@ test-unit:
 test-e2e:
 	scripts/with-runtime.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
 
-# bench: the queue against a buffered channel at each -cpu, then N pods
-# through the whole pipeline against the zero-latency fake CRI.
+# bench: the suite in bench/: density (100/1,000/10,000 pods), idle, churn,
+# real containerd, the --queue/--pleg ablations and the upstream kubelet side
+# by side (built once by scripts/install-kube.sh); results, summary and plots
+# in bench/results/<date>-<host>/ (~20 min, as root).
 bench:
-	$(GO) test -run '^$$' -bench 'Queue|Chan' -benchtime 200ms -cpu $(BENCH_CPU) -count 5 ./stages/
-	$(GO) test -run '^$$' -bench 'PipelineStart' -benchtime 3x ./stages/
+	scripts/with-runtime.sh $(GO) run ./bench/suite
 
-# bench-quick: every benchmark once, briefly: a smoke run, not a measurement.
+# bench-quick: every scenario once at small N: a smoke run, not a
+# measurement (under 2 min once the kubelet is built).
 bench-quick:
+	scripts/with-runtime.sh $(GO) run ./bench/suite -quick
+
+# bench-micro: the queue against a buffered channel at each -cpu, then the
+# pipeline alone against the in-process fake CRI.
+bench-micro:
+	$(GO) test -run '^$$' -bench 'Queue|Chan' -benchtime 200ms -cpu $(BENCH_CPU) -count 5 ./stages/
+	$(GO) test -run '^$$' -bench 'PipelineStart' -benchtime 1x ./stages/
+
+bench-micro-quick:
 	$(GO) test -run '^$$' -bench 'Queue|Chan' -benchtime 1000x ./stages/
-	$(GO) test -run '^$$' -bench 'PipelineStart/pods=100$$' -benchtime 1x ./stages/
+	$(GO) test -run '^$$' -bench 'PipelineStart/latency=zero/.*/pods=100$$' -benchtime 1x ./stages/
 
 # bench-eventplane: --pleg=events against --pleg=relist on the real runtime:
 # exit-detection latency and idle CPU (~5 min, as root; -quick ~1 min).

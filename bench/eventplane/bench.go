@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/podline/podline/bench/internal/cgtree"
 	"github.com/podline/podline/cri"
 )
 
@@ -151,23 +150,11 @@ func (b *bench) removeLeftovers(ctx context.Context) {
 	}
 }
 
-// removeCgroups removes the bench's cgroup root from every hierarchy,
-// deepest first. Everything under it is podline's: the root is the
-// bench's own. A cgroup that still holds processes stays and is reported.
+// removeCgroups removes the bench's cgroup root from every hierarchy.
+// Everything under it is podline's: the root is the bench's own. A cgroup
+// that still holds processes stays and is reported.
 func (b *bench) removeCgroups() {
-	hier, _ := filepath.Glob("/sys/fs/cgroup/*")
-	for _, h := range hier {
-		var dirs []string
-		filepath.WalkDir(filepath.Join(h, b.cfg.cgroupRoot), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, p)
-			}
-			return nil
-		})
-		for i := len(dirs) - 1; i >= 0; i-- {
-			if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				progress("cleanup: cgroup left behind: %v", err)
-			}
-		}
+	if err := cgtree.Remove(b.cfg.cgroupRoot); err != nil {
+		progress("cleanup: cgroup left behind: %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package fake
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -42,12 +44,14 @@ func (s *Server) ReopenContainerLog(_ context.Context, req *runtimeapi.ReopenCon
 }
 
 // createLogFile makes path (and its directory) exist when Options.LogFiles
-// asks for it. It runs without Server.mu: it is file I/O.
+// asks for it. The directory's parent, the pod's log directory, is the
+// agent's: when it is gone the call fails rather than bring it back. It
+// runs without Server.mu: it is file I/O.
 func (s *Server) createLogFile(path string) error {
 	if !s.opts.LogFiles || path == "" {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Dir(path), 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create log dir: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)

@@ -79,7 +79,12 @@ func (c *Client) Pods(ctx context.Context) ([]Pod, time.Time, error) {
 	if err != nil {
 		return nil, at, err
 	}
-	defer body.Close()
+	defer func() {
+		// Read to the end, or the connection is not reused and every
+		// poll costs the agent a new one.
+		io.Copy(io.Discard, body)
+		body.Close()
+	}()
 	var list struct {
 		Items []Pod `json:"items"`
 	}

@@ -1,0 +1,119 @@
+// Command suite is podline's density and latency benchmark suite: pods
+// handed to an agent through its static pod directory, against the fake
+// CRI (cmd/fakecri) or the real containerd of the test harness, watched
+// through the read-only /pods. It runs podline in its default shape and in
+// ablations, and the upstream kubelet in standalone mode beside it, then
+// writes suite.json, suite.md and plots.
+//
+// Every agent it runs gets temporary directories, its own cgroup root
+// (/podline-bench-*) and pods named "bench-*"; it must not touch pods,
+// cgroups or processes it did not create.
+//
+// As root, from the repository:
+//
+//	go run ./bench/suite              # the full run (make bench)
+//	go run ./bench/suite -quick       # small N, one pass of each scenario
+//	go run ./bench/suite -render bench/results/<dir>/suite.json
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/podline/podline/bench/internal/report"
+)
+
+// config is everything the flags decide.
+type config struct {
+	quick       bool
+	out         string
+	repo        string
+	scenarios   map[string]bool
+	kubelet     string // kubelet binary; built by scripts/install-kube.sh when empty
+	endpoint    string // the harness containerd, for the real scenario
+	containerdP string
+	render      string
+	idleWindow  time.Duration
+}
+
+var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet"}
+
+func parseFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	fs.BoolVar(&c.quick, "quick", false, "small N and short windows: a smoke run, not a measurement")
+	fs.StringVar(&c.out, "out", "", "results directory (default bench/results/<date>-<hostname>, or a temporary one with -quick)")
+	fs.StringVar(&c.repo, "repo", ".", "the podline repository, to build the binaries from")
+	only := fs.String("scenarios", strings.Join(allScenarios, ","), "scenarios to run: "+strings.Join(allScenarios, ","))
+	fs.StringVar(&c.kubelet, "kubelet", "", "upstream kubelet binary (default: built and cached by scripts/install-kube.sh)")
+	fs.StringVar(&c.endpoint, "containerd-endpoint", "/run/podline-dev/containerd.sock", "the harness containerd, for the real scenario")
+	fs.StringVar(&c.containerdP, "containerd-pid-file", "/run/podline-dev/containerd.pid", "pid file of the harness containerd")
+	fs.StringVar(&c.render, "render", "", "re-render the report and plots of a stored suite.json and exit")
+	fs.DurationVar(&c.idleWindow, "idle-window", 0, "idle measurement window (default 60s, 5s with -quick)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	c.scenarios = map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		known := false
+		for _, k := range allScenarios {
+			known = known || k == s
+		}
+		if !known {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", s, strings.Join(allScenarios, ","))
+		}
+		c.scenarios[s] = true
+	}
+	if c.idleWindow == 0 {
+		c.idleWindow = 60 * time.Second
+		if c.quick {
+			c.idleWindow = 5 * time.Second
+		}
+	}
+	return c, nil
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "suite:", err)
+		os.Exit(2)
+	}
+	if cfg.render != "" {
+		if err := rerender(cfg.render); err != nil {
+			fmt.Fprintln(os.Stderr, "suite:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "suite:", err)
+		os.Exit(1)
+	}
+}
+
+func rerender(path string) error {
+	r, err := report.ReadJSON(path)
+	if err != nil {
+		return err
+	}
+	return report.WriteFiles(filepath.Dir(path), r)
+}
+
+// progress prints one timestamped line.
+func progress(format string, args ...any) {
+	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/podline/podline/bench/internal/procstat"
+	"github.com/podline/podline/bench/internal/report"
+	"github.com/podline/podline/bench/internal/result"
+)
+
+// suite holds what every case shares.
+type suite struct {
+	cfg     *config
+	tmp     string
+	podline string // binaries
+	fakecri string
+	kubelet string
+	run     *result.Run
+}
+
+func run(ctx context.Context, cfg *config) error {
+	if os.Geteuid() != 0 {
+		return errors.New("the suite runs as root: agents create cgroups and the real case runs containers")
+	}
+	tmp, err := os.MkdirTemp("", "podline-suite-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	s := &suite{cfg: cfg, tmp: tmp, run: &result.Run{Started: time.Now().UTC(), Quick: cfg.quick, Machine: machine()}}
+	if err := s.build(ctx); err != nil {
+		return err
+	}
+	s.run.Latency = fakeLatency()
+	for i, c := range plan(cfg.quick) {
+		if !cfg.scenarios[c.scenario] {
+			continue
+		}
+		if c.idle && !cfg.scenarios["idle"] {
+			c.idle = false
+		}
+		if c.churn != nil && !cfg.scenarios["churn"] {
+			c.churn = nil
+		}
+		label := fmt.Sprintf("[%d] %s %s %s %d", i+1, label(c.key), c.key.Runtime, "pods:", c.key.Pods)
+		if err := s.runCase(ctx, c, label); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			progress("%s: FAILED: %v", label, err)
+			s.run.Warnings = append(s.run.Warnings, fmt.Sprintf("%s %s %s %d pods: %v", c.key.Agent, c.key.Mode, c.key.Runtime, c.key.Pods, err))
+		}
+	}
+	s.run.Ratios = ratios(s.run)
+	s.run.Seconds = time.Since(s.run.Started).Seconds()
+	out := cfg.out
+	if out == "" {
+		out = filepath.Join(cfg.repo, "bench", "results", time.Now().Format("2006-01-02")+"-"+s.run.Machine.Hostname)
+		if cfg.quick {
+			out = filepath.Join(tmp, "results")
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	if err := report.WriteFiles(out, s.run); err != nil {
+		return err
+	}
+	fmt.Println(report.Markdown(s.run))
+	progress("results in %s (%.0fs)", out, s.run.Seconds)
+	if len(s.run.Warnings) > 0 {
+		return fmt.Errorf("%d case(s) failed: %s", len(s.run.Warnings), strings.Join(s.run.Warnings, "; "))
+	}
+	return nil
+}
+
+// build compiles podline and the fake CRI from the repository, and finds
+// (or builds) the upstream kubelet when a kubelet case is selected.
+func (s *suite) build(ctx context.Context) error {
+	s.podline = filepath.Join(s.tmp, "podline")
+	s.fakecri = filepath.Join(s.tmp, "fakecri")
+	for bin, pkg := range map[string]string{s.podline: "./cmd/podline", s.fakecri: "./cmd/fakecri"} {
+		progress("building %s", pkg)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = s.cfg.repo, os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", pkg, err)
+		}
+	}
+	if out, err := exec.CommandContext(ctx, s.podline, "--version").Output(); err == nil {
+		s.run.Podline = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.CommandContext(ctx, "git", "-C", s.cfg.repo, "describe", "--always", "--dirty").Output(); err == nil {
+		s.run.Podline = strings.TrimSpace(s.run.Podline + " (" + strings.TrimSpace(string(out)) + ")")
+	}
+	if !s.cfg.scenarios["kubelet"] {
+		return nil
+	}
+	s.kubelet = s.cfg.kubelet
+	if s.kubelet == "" {
+		progress("building the upstream kubelet (cached after the first time)")
+		cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.repo, "scripts", "install-kube.sh"), "kubelet")
+		cmd.Dir, cmd.Stderr = s.cfg.repo, os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("scripts/install-kube.sh kubelet: %w", err)
+		}
+		s.kubelet = filepath.Join(strings.TrimSpace(lastLine(string(out))), "kubelet")
+	}
+	s.run.Kubelet = kubeletVersion(s.kubelet)
+	return nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// runCase runs one agent from start to stop and adds its results.
+func (s *suite) runCase(ctx context.Context, c caseSpec, label string) error {
+	dir, err := os.MkdirTemp(s.tmp, "case-")
+	if err != nil {
+		return err
+	}
+	progress("%s: starting", label)
+	endpoint, rt, stopRuntime, err := s.startRuntime(ctx, c.key.Runtime, dir)
+	if err != nil {
+		return err
+	}
+	defer stopRuntime()
+	a, err := s.startAgent(ctx, c.key, dir, endpoint)
+	if err != nil {
+		return err
+	}
+	// Pods come once the agent has finished starting: the kubelet keeps
+	// initialising (cAdvisor, managers) for seconds after it serves /pods.
+	if err := sleep(ctx, s.settle()); err != nil {
+		return err
+	}
+	w := newPodWriter(a.manifests())
+	defer func() {
+		if c.key.Runtime == real {
+			if err := teardown(ctx, a, w, label); err != nil {
+				progress("%s: teardown: %v", label, err)
+			}
+		}
+		a.stop()
+		if err := a.cleanup(); err != nil {
+			progress("%s: cleanup: %v", label, err)
+		}
+	}()
+	d, err := density(ctx, a, rt, c.key, w, label)
+	if err != nil {
+		return err
+	}
+	if c.key.Agent == podline {
+		if m, err := readMetrics(ctx, a); err == nil {
+			d.Stages = stages(m)
+			d.Goroutines = int(m.samples["go_goroutines"])
+		}
+	}
+	s.run.Density = append(s.run.Density, d)
+	if c.idle {
+		i, err := idle(ctx, a, rt, c.key, s.settle(), s.cfg.idleWindow, label)
+		if err != nil {
+			return err
+		}
+		s.run.Idle = append(s.run.Idle, i)
+	}
+	if c.churn != nil {
+		ch, err := churn(ctx, a, c.key, w, *c.churn, label)
+		if err != nil {
+			return err
+		}
+		s.run.Churn = append(s.run.Churn, ch)
+	}
+	return nil
+}
+
+// startRuntime starts a fresh fake CRI, or checks that the harness
+// containerd is up, and returns its endpoint and CPU meter.
+func (s *suite) startRuntime(ctx context.Context, runtime, dir string) (string, runtimeCPU, func(), error) {
+	if runtime == real {
+		pid, err := readPID(s.cfg.containerdP)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("the real case needs the harness containerd (scripts/runtime.sh up): %w", err)
+		}
+		g := procstat.NewGroupCPU(func() []int { return append([]int{pid}, procstat.ByName("containerd-shim")...) })
+		return "unix://" + s.cfg.endpoint, g.Sample, func() {}, nil
+	}
+	f, err := startFakeCRI(ctx, s.fakecri, dir, runtime)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	rt := func() float64 {
+		c, err := procstat.Read(f.pid(), false)
+		if err != nil {
+			return 0
+		}
+		return c.CPUSeconds()
+	}
+	return "unix://" + f.socket, rt, func() { f.stop(5 * time.Second) }, nil
+}
+
+func (s *suite) startAgent(ctx context.Context, k result.Key, dir, endpoint string) (agent, error) {
+	if k.Agent == kubelet {
+		return startKubelet(ctx, s.kubelet, dir, endpoint, k)
+	}
+	return startPodline(ctx, s.podline, dir, endpoint, k)
+}
+
+func readPID(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		return 0, fmt.Errorf("%s: process %d is gone", path, pid)
+	}
+	return pid, nil
+}
+
+// teardown deletes every manifest and waits until the agent lists no pod,
+// so that a real runtime is left without the case's containers.
+func teardown(ctx context.Context, a agent, w *podWriter, label string) error {
+	if err := w.removeAll(); err != nil {
+		return err
+	}
+	// Never cut short by an interrupt: it is what leaves the runtime clean.
+	ctx = context.WithoutCancel(ctx)
+	wt := newWatcher(a, 0)
+	start := time.Now()
+	err := wt.until(ctx, label, 2*time.Minute, func(listed int) (bool, string) {
+		return listed == 0, fmt.Sprintf("removing: %d pods left", listed)
+	})
+	if err == nil {
+		progress("%s: all pods removed in %.1fs", label, time.Since(start).Seconds())
+	}
+	return err
+}
+
+// settle is how long an agent is left alone before a measurement.
+func (s *suite) settle() time.Duration {
+	if s.cfg.quick {
+		return 2 * time.Second
+	}
+	return 10 * time.Second
+}
