@@ -1,7 +1,7 @@
-// Package cgtree removes a benchmark agent's cgroup subtree from every
-// mounted hierarchy once the agent and its pods are gone, so one case
-// leaves nothing for the next. It removes only empty cgroups and never
-// moves or kills a process.
+// Package cgtree makes a benchmark agent's cgroup root in every mounted
+// hierarchy and removes the subtree once the agent and its pods are gone,
+// so one case leaves nothing for the next. It removes only empty cgroups
+// and never moves or kills a process.
 package cgtree
 
 import (
@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/podline/podline/internal/mountinfo"
 )
@@ -36,6 +38,48 @@ func Remove(root string) error {
 		}
 	}
 	return firstErr
+}
+
+// Create makes root in every hierarchy, as an agent requires of its
+// cgroup root; a new v1 cpuset gets its parent's cpus and mems, without
+// which nothing could join it or its children.
+func Create(root string) error {
+	mounts, err := hierarchies()
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		d := filepath.Join(m, filepath.Clean("/"+root))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("cgtree: %w", err)
+		}
+		if err := inheritCpuset(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inheritCpuset copies cpuset.cpus and cpuset.mems from the parent into
+// dir when dir is a v1 cpuset cgroup with them empty.
+func inheritCpuset(dir string) error {
+	for _, name := range []string{"cpuset.cpus", "cpuset.mems"} {
+		cur, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil // not a v1 cpuset hierarchy
+		}
+		if strings.TrimSpace(string(cur)) != "" {
+			continue
+		}
+		parent, err := os.ReadFile(filepath.Join(filepath.Dir(dir), name))
+		if err != nil {
+			return fmt.Errorf("cgtree: cpuset of %s: %w", filepath.Dir(dir), err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), parent, 0); err != nil {
+			return fmt.Errorf("cgtree: cpuset of %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 // hierarchies are the mount points of every cgroup (v1) and cgroup2 mount.
@@ -77,9 +121,26 @@ func removeUnder(dir string) error {
 		return strings.Count(dirs[i], "/") > strings.Count(dirs[j], "/")
 	})
 	for _, d := range dirs {
-		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := rmdir(d); err != nil {
 			return fmt.Errorf("cgtree: remove %s: %w", d, err)
 		}
 	}
 	return nil
+}
+
+// rmdir removes one cgroup, waiting up to a second while the kernel still
+// counts a process that is exiting (EBUSY).
+func rmdir(dir string) error {
+	var err error
+	for range 20 {
+		err = syscall.Rmdir(dir)
+		if err == nil || errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
 }

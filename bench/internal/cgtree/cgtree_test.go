@@ -28,6 +28,7 @@ func TestRemoveUnder(t *testing.T) {
 	keep := filepath.Join(dir, "busy", "child")
 	os.MkdirAll(keep, 0o755)
 	os.WriteFile(filepath.Join(keep, "pid"), []byte("1"), 0o644)
+	// rmdir of a directory that is not empty is ENOTEMPTY, not retried.
 	if err := removeUnder(filepath.Join(dir, "busy")); err == nil {
 		t.Fatal("removed a directory that is not empty")
 	}
@@ -48,7 +49,16 @@ func TestRemoveRealHierarchies(t *testing.T) {
 		t.Skip("needs root and a mounted cgroup hierarchy")
 	}
 	const root = "/podline-cgtree-test"
+	if err := Create(root); err != nil {
+		t.Fatal(err)
+	}
 	for _, m := range ms {
+		if _, err := os.Stat(filepath.Join(m, root)); err != nil {
+			t.Fatalf("Create: %v", err)
+		}
+		if cpus, err := os.ReadFile(filepath.Join(m, root, "cpuset.cpus")); err == nil && len(cpus) < 2 {
+			t.Errorf("%s%s: empty cpuset.cpus after Create", m, root)
+		}
 		if err := os.MkdirAll(filepath.Join(m, root, "pod1", "ctr"), 0o755); err != nil {
 			t.Fatalf("mkdir in %s: %v", m, err)
 		}

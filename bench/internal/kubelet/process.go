@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podline/podline/bench/internal/cgtree"
 )
 
 // ErrExited means the kubelet died before it served /pods.
@@ -62,7 +64,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	// The kubelet refuses a cgroup root that does not exist in every
 	// hierarchy; one left by an earlier run that died is removed first.
-	if err := removeCgroups(cfg.CgroupRoot); err != nil {
+	if err := cgtree.Remove(cfg.CgroupRoot); err != nil {
 		return nil, fmt.Errorf("stale kubelet cgroups: %w", err)
 	}
 	host, err := saveHostState(cfg.Dir)
@@ -75,7 +77,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		done: make(chan struct{}),
 		host: host,
 	}
-	err = createCgroups(cfg.CgroupRoot)
+	err = cgtree.Create(cfg.CgroupRoot)
 	if err == nil {
 		err = p.start()
 	}
@@ -203,7 +205,7 @@ func (p *Process) Cleanup() error {
 func (p *Process) cleanupHost() error {
 	return errors.Join(
 		unmountUnder(p.cfg.RootDir()),
-		removeCgroups(p.cfg.CgroupRoot),
+		cgtree.Remove(p.cfg.CgroupRoot),
 		p.host.restore(),
 	)
 }
