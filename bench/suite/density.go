@@ -43,6 +43,7 @@ func density(ctx context.Context, a agent, rt runtimeCPU, k result.Key, w *podWr
 	}
 	res.RuntimeCPUSec = rt() - rt0
 	res.CPUSec = after.CPUSeconds() - before.CPUSeconds()
+	res.KernelCPUSec = float64(after.SysTicks-before.SysTicks) / procstat.ClockTicks
 	res.PeakRSSMiB = float64(after.HWM) / (1 << 20)
 	res.RSSPerPodKiB = (float64(after.RSS) - float64(before.RSS)) / 1024 / float64(k.Pods)
 	res.Threads = len(after.Threads)

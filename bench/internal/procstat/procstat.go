@@ -18,8 +18,9 @@ const ClockTicks = 100
 
 // Cost is a process's cumulative cost at one moment.
 type Cost struct {
-	// Ticks is utime+stime of the whole process, exited threads included.
-	Ticks uint64
+	// Ticks is utime+stime of the whole process, exited threads included;
+	// SysTicks the stime part: the kernel's work on its behalf.
+	Ticks, SysTicks uint64
 	// ChildTicks is cutime+cstime: the children it has waited for. A
 	// runtime shim's runc invocations land here.
 	ChildTicks uint64
@@ -65,9 +66,11 @@ func Read(pid int, withThreads bool) (Cost, error) {
 	if err != nil {
 		return c, err
 	}
-	if c.Ticks, c.ChildTicks, err = StatTicks(string(stat)); err != nil {
+	var user uint64
+	if user, c.SysTicks, c.ChildTicks, err = StatTicks(string(stat)); err != nil {
 		return c, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
+	c.Ticks = user + c.SysTicks
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return c, err
@@ -106,26 +109,26 @@ func Read(pid int, withThreads bool) (Cost, error) {
 	return c, nil
 }
 
-// StatTicks returns utime+stime and cutime+cstime from a /proc/<pid>/stat
+// StatTicks returns utime, stime and cutime+cstime from a /proc/<pid>/stat
 // line. The command name may hold spaces and parentheses, so fields count
 // from the last ")".
-func StatTicks(stat string) (own, children uint64, err error) {
+func StatTicks(stat string) (user, sys, children uint64, err error) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("no command name in %q", stat)
+		return 0, 0, 0, fmt.Errorf("no command name in %q", stat)
 	}
 	// After ")": state is field 3, utime 14, stime 15, cutime 16, cstime 17.
 	f := strings.Fields(stat[i+1:])
 	if len(f) < 15 {
-		return 0, 0, fmt.Errorf("short stat line %q", stat)
+		return 0, 0, 0, fmt.Errorf("short stat line %q", stat)
 	}
 	var v [4]uint64
 	for k := range v {
 		if v[k], err = strconv.ParseUint(f[11+k], 10, 64); err != nil {
-			return 0, 0, fmt.Errorf("stat field %d: %w", 14+k, err)
+			return 0, 0, 0, fmt.Errorf("stat field %d: %w", 14+k, err)
 		}
 	}
-	return v[0] + v[1], v[2] + v[3], nil
+	return v[0], v[1], v[2] + v[3], nil
 }
 
 // StatusSwitches sums the voluntary and involuntary context switches of a

@@ -6,19 +6,19 @@ import (
 )
 
 func TestStatTicks(t *testing.T) {
-	f := func(line string, own, children uint64, wantErr bool) {
+	f := func(line string, user, sys, children uint64, wantErr bool) {
 		t.Helper()
-		o, c, err := StatTicks(line)
-		if (err != nil) != wantErr || o != own || c != children {
-			t.Fatalf("StatTicks(%q) = %d, %d, %v; want %d, %d, error %v", line, o, c, err, own, children, wantErr)
+		u, s, c, err := StatTicks(line)
+		if (err != nil) != wantErr || u != user || s != sys || c != children {
+			t.Fatalf("StatTicks(%q) = %d, %d, %d, %v; want %d, %d, %d, error %v", line, u, s, c, err, user, sys, children, wantErr)
 		}
 	}
 	// utime 7, stime 5, cutime 2, cstime 1 (fields 14 to 17).
-	f("42 (podline) S 1 42 42 0 -1 4194560 900 0 0 0 7 5 2 1 20 0 9 0 100 0 0", 12, 3, false)
+	f("42 (podline) S 1 42 42 0 -1 4194560 900 0 0 0 7 5 2 1 20 0 9 0 100 0 0", 7, 5, 3, false)
 	// A command name with spaces and a parenthesis must not shift fields.
-	f("42 (a) b (c) S 1 42 42 0 -1 4194560 900 0 0 0 30 70 0 0 20 0 9 0 100 0 0", 100, 0, false)
-	f("42 (x) S 1 2", 0, 0, true)
-	f("garbage", 0, 0, true)
+	f("42 (a) b (c) S 1 42 42 0 -1 4194560 900 0 0 0 30 70 0 0 20 0 9 0 100 0 0", 30, 70, 0, false)
+	f("42 (x) S 1 2", 0, 0, 0, true)
+	f("garbage", 0, 0, 0, true)
 }
 
 func TestStatusFields(t *testing.T) {

@@ -49,7 +49,7 @@ func fixture() *result.Run {
 			{Key: key(kl, def, fc, 1000), AllRunningSec: 100.3, PodsPerSec: 9.97, Startup: result.Quantiles{P50: 50000, P90: 90000, P99: 99000},
 				StartupMs: samples(1000, 900, 99500), CPUSec: 180, PeakRSSMiB: 310, RSSPerPodKiB: 190, Threads: 40, RuntimeCPUSec: 3},
 			{Key: key(pl, def, fc, 1000), AllRunningSec: 12.345, PodsPerSec: 81.004, Startup: result.Quantiles{P50: 45.67, P90: 120.4, P99: 987.6},
-				StartupMs: samples(1000, 8, 2000), Stages: stages(), CPUSec: 4.5, PeakRSSMiB: 61.26, RSSPerPodKiB: 23.456, Threads: 12, RuntimeCPUSec: 0.01234},
+				StartupMs: samples(1000, 8, 2000), Stages: stages(), CPUSec: 4.5, KernelCPUSec: 1.25, PollCPUSec: 0.5, PeakRSSMiB: 61.26, RSSPerPodKiB: 23.456, Threads: 12, RuntimeCPUSec: 0.01234},
 			{Key: key(pl, ch, fc, 100), AllRunningSec: 1.6, PodsPerSec: 62.5, Startup: result.Quantiles{P50: 90, P90: 140, P99: 160},
 				StartupMs: samples(100, 80, 170), Stages: stages(), CPUSec: 0.7, PeakRSSMiB: 30, RSSPerPodKiB: 25, Threads: 9, RuntimeCPUSec: 0.2},
 			{Key: key(pl, def, fc, 100), AllRunningSec: 1.2, PodsPerSec: 83.3, Startup: result.Quantiles{P50: 85, P90: 120, P99: 150},

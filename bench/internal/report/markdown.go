@@ -72,7 +72,7 @@ func orUnknown(s string) string {
 func writeDensity(b *strings.Builder, rows []result.Density) {
 	t := table{
 		head: []string{"agent", "mode", "runtime", "pods", "all Running s", "pods/s",
-			"p50 ms", "p90 ms", "p99 ms", "CPU s", "CPU ms/pod", "peak RSS MiB",
+			"p50 ms", "p90 ms", "p99 ms", "CPU s", "kernel CPU s", "poll CPU s", "CPU ms/pod", "peak RSS MiB",
 			"RSS/pod KiB", "threads", "runtime CPU s"},
 		text: 3,
 	}
@@ -80,13 +80,15 @@ func writeDensity(b *strings.Builder, rows []result.Density) {
 		t.add(d.Agent, d.Mode, d.Runtime, strconv.Itoa(d.Pods),
 			num(d.AllRunningSec), num(d.PodsPerSec),
 			num(d.Startup.P50), num(d.Startup.P90), num(d.Startup.P99),
-			num(d.CPUSec), num(perPodMilli(d.CPUSec, d.Pods)), num(d.PeakRSSMiB),
+			num(d.CPUSec), num(d.KernelCPUSec), num(d.PollCPUSec), num(perPodMilli(d.CPUSec, d.Pods)), num(d.PeakRSSMiB),
 			num(d.RSSPerPodKiB), strconv.Itoa(d.Threads), num(d.RuntimeCPUSec))
 	}
 	if len(t.rows) == 0 {
 		return
 	}
-	b.WriteString("## Density\n\nN pods handed over at once; startup is manifest written → Running in /pods.\n\n")
+	b.WriteString("## Density\n\nN pods handed over at once; startup is manifest written → Running in /pods. " +
+		"CPU s is the agent's from the first manifest to the last pod Running; kernel CPU s is its system-time part, " +
+		"poll CPU s an estimate of what serving the observer's /pods polls cost (both included in CPU s).\n\n")
 	t.write(b)
 }
 

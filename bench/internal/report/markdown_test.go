@@ -39,7 +39,7 @@ func rowPrefixes(s string, n int) []string {
 func TestMarkdownDensity(t *testing.T) {
 	md := Markdown(fixture())
 	d := section(md, "Density")
-	want := "| podline | default | fake-containerd | 1000 | 12.3 | 81 | 45.7 | 120 | 988 | 4.5 | 4.5 | 61.3 | 23.5 | 12 | 0.0123 |"
+	want := "| podline | default | fake-containerd | 1000 | 12.3 | 81 | 45.7 | 120 | 988 | 4.5 | 1.25 | 0.5 | 4.5 | 61.3 | 23.5 | 12 | 0.0123 |"
 	if !strings.Contains(d, want+"\n") {
 		t.Fatalf("density row missing:\nwant %s\nin\n%s", want, d)
 	}

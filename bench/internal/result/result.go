@@ -79,8 +79,11 @@ type Density struct {
 	StartupMs []float64 `json:"startupSamplesMs"`
 	// Stages splits podline's start work by stage, from its own
 	// histograms; empty for the kubelet.
-	Stages        []Stage `json:"stages,omitempty"`
-	CPUSec        float64 `json:"cpuSec"` // agent CPU from start of the scenario to all Running
+	Stages []Stage `json:"stages,omitempty"`
+	CPUSec float64 `json:"cpuSec"` // agent CPU from start of the scenario to all Running
+	// KernelCPUSec is the system-time part of CPUSec: creating cgroups,
+	// directories and sockets on the agent's behalf.
+	KernelCPUSec  float64 `json:"kernelCpuSec"`
 	PeakRSSMiB    float64 `json:"peakRssMiB"`
 	RSSPerPodKiB  float64 `json:"rssPerPodKiB"` // (RSS with N pods − RSS with none) / N
 	Goroutines    int     `json:"goroutines,omitempty"`
