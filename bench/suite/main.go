@@ -110,6 +110,9 @@ func rerender(path string) error {
 	if err != nil {
 		return err
 	}
+	// Ratios follow from the measurements: recomputed, so a stored run
+	// gains the ratios added since.
+	r.Ratios = ratios(r)
 	return report.WriteFiles(filepath.Dir(path), r)
 }
 

@@ -60,13 +60,14 @@ func TestRatios(t *testing.T) {
 		got[label(x.B)+" "+x.Metric] = x.Value
 	}
 	want := map[string]float64{
-		"kubelet allRunningSec":                 1.0 / 4,
-		"kubelet startupP99Ms":                  0.25,
-		"kubelet cpuSec":                        0.25,
-		"kubelet peakRssMiB":                    0.4,
-		"kubelet idleCpuPercent":                0.005,
-		"podline --queue=channel allRunningSec": 0.5,
-		"podline --queue=channel cpuSec":        1,
+		"kubelet allRunningSec":                      1.0 / 4,
+		"kubelet startupP99Ms":                       0.25,
+		"kubelet cpuSec":                             0.25,
+		"kubelet peakRssMiB":                         0.4,
+		"kubelet idleCpuPercent":                     0.005,
+		"podline --queue=channel allRunningSec":      0.5,
+		"podline --queue=channel cpuSec":             1,
+		"podline --queue=channel cpuSecWithoutPolls": 1,
 	}
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {
