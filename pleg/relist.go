@@ -177,6 +177,12 @@ func (r *Relister) relist(ctx context.Context, audit bool) (map[types.UID]struct
 		if prev, ok := r.sandboxes[sb.GetId()]; ok && prev == s {
 			continue
 		}
+		// Already in the cache in this state (an event or the pipeline
+		// put it there): nothing to inspect. Without this, the first
+		// relist after pods start inspects every one of them.
+		if known := r.cache.Get(uid).Sandbox(sb.GetId()); known != nil && known.State == sandboxState(sb.GetState()) {
+			continue
+		}
 		sb := sb
 		inspect = append(inspect, func() {
 			obs := SandboxFromList(sb)
@@ -207,6 +213,9 @@ func (r *Relister) relist(ctx context.Context, audit bool) (map[types.UID]struct
 		s := seen{uid: uid, state: uint8(containerState(c.GetState()))}
 		nowContainers[c.GetId()] = s
 		if prev, ok := r.containers[c.GetId()]; ok && prev == s {
+			continue
+		}
+		if known := r.cache.Get(uid).Container(c.GetId()); known != nil && known.Detailed && known.State == containerState(c.GetState()) {
 			continue
 		}
 		c := c

@@ -106,6 +106,20 @@ func TestRelistFollowsTheRuntime(t *testing.T) {
 		t.Fatal("an unchanged container was inspected again")
 	}
 
+	// A fresh relister over the same cache (as after the events filled
+	// it) inspects nothing the cache already holds in the listed state.
+	fresh := pleg.NewRelister(rt, cache, time.Hour, n.notify, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	sbBefore := srv.Calls("PodSandboxStatus")
+	if err := fresh.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Calls("ContainerStatus") != before || srv.Calls("PodSandboxStatus") != sbBefore {
+		t.Fatal("a relister new to the runtime inspected what the cache already held")
+	}
+	if got := n.take(); len(got) != 0 {
+		t.Fatalf("a fresh relist of an unchanged runtime notified %v", got)
+	}
+
 	// An exit is seen with its code.
 	if err := srv.ExitContainer(ctr, 3); err != nil {
 		t.Fatal(err)
