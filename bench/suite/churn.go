@@ -52,7 +52,7 @@ func churn(ctx context.Context, a agent, k result.Key, w *podWriter, spec churnS
 			if _, err := wt.poll(ctx); err != nil {
 				return res, err
 			}
-			nextPoll = time.Now().Add(wt.interval)
+			nextPoll = time.Now().Add(wt.gap)
 		}
 		if !now.Before(nextWindow) {
 			c1, err := procstat.Read(a.pid(), false)

@@ -64,6 +64,10 @@ func density(ctx context.Context, a agent, rt runtimeCPU, k result.Key, w *podWr
 		res.PodsPerSec = float64(k.Pods) / res.AllRunningSec
 	}
 	res.PollIntervalMs = ms(wt.interval)
+	if wt.polls > 0 {
+		// The mean gap, which the agent's answer time may have stretched.
+		res.PollIntervalMs = ms(time.Since(start)) / float64(wt.polls)
+	}
 	if per, err := pollCost(ctx, a); err == nil {
 		res.PollCPUSec = per * float64(wt.polls)
 	} else {

@@ -53,7 +53,7 @@ func run(ctx context.Context, cfg *config) error {
 		label := fmt.Sprintf("[%d] %s %s %s %d", i+1, label(c.key), c.key.Runtime, "pods:", c.key.Pods)
 		if err := s.runCase(ctx, c, label); err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return fmt.Errorf("interrupted: %s: %w", label, err)
 			}
 			progress("%s: FAILED: %v", label, err)
 			s.run.Warnings = append(s.run.Warnings, fmt.Sprintf("%s %s %s %d pods: %v", c.key.Agent, c.key.Mode, c.key.Runtime, c.key.Pods, err))

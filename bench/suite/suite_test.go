@@ -63,6 +63,7 @@ func TestRatios(t *testing.T) {
 		"kubelet allRunningSec":                      1.0 / 4,
 		"kubelet startupP99Ms":                       0.25,
 		"kubelet cpuSec":                             0.25,
+		"kubelet cpuSecWithoutPolls":                 0.25,
 		"kubelet peakRssMiB":                         0.4,
 		"kubelet idleCpuPercent":                     0.005,
 		"podline --queue=channel allRunningSec":      0.5,

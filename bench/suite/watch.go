@@ -6,18 +6,23 @@ import (
 	"time"
 )
 
-// pollInterval is the gap between two polls of /pods with n pods. A poll
-// costs the agent a JSON encoding of every pod, so the gap grows with n
-// to keep what watching costs a small part of what is measured.
+// pollInterval is the shortest gap between two polls of /pods with n
+// pods. A poll costs the agent a JSON encoding of every pod, so the gap
+// grows with n; and it is at least pollShare times the last poll's own
+// duration, so that an agent slow to answer is not kept busy answering:
+// the observer holds each agent to about a tenth of its time.
 func pollInterval(n int) time.Duration {
 	return max(50*time.Millisecond, time.Duration(n)*100*time.Microsecond)
 }
+
+const pollShare = 10
 
 // watcher polls an agent's /pods and records when each pod was first seen
 // Running.
 type watcher struct {
 	a        agent
-	interval time.Duration
+	interval time.Duration // the shortest gap
+	gap      time.Duration // the gap after the last poll
 	running  map[string]time.Time
 	polls    int
 }
@@ -28,7 +33,9 @@ func newWatcher(a agent, n int) *watcher {
 
 // poll is one GET /pods; it returns how many pods it listed.
 func (w *watcher) poll(ctx context.Context) (int, error) {
+	start := time.Now()
 	pods, at, err := w.a.client().Pods(ctx)
+	w.gap = max(w.interval, pollShare*time.Since(start))
 	if err != nil {
 		if w.a.exited() {
 			return 0, w.a.errExited()
@@ -69,7 +76,7 @@ func (w *watcher) until(ctx context.Context, label string, timeout time.Duration
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(w.interval):
+		case <-time.After(w.gap):
 		}
 	}
 }
