@@ -58,7 +58,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.killGap, "kill-gap", 100*time.Millisecond, "least wait after a detected exit before the next kill")
 	fs.DurationVar(&c.killJitter, "kill-jitter", time.Second, "random extra wait before each kill, uniform in [0, this), so kills fall at every phase of the relist clock")
 	fs.DurationVar(&c.pollSleep, "poll-sleep", 0, "sleep between /pods polls while waiting for an exit (0: back to back)")
-	fs.StringVar(&c.out, "out", "", "JSON results file (the Markdown table goes next to it, .md); default bench/results/<date>-<hostname>/eventplane.json")
+	fs.StringVar(&c.out, "out", "", "JSON results file (the Markdown table goes next to it, .md); default bench/results/<date>-<hostname>/eventplane.json (eventplane-quick.json with -quick)")
 	fs.StringVar(&c.repo, "repo", "", "podline repository; default: the module around the working directory")
 	fs.StringVar(&c.containerdP, "containerd-pid-file", "/run/podline-dev/containerd.pid", "pid file of the harness containerd")
 	fs.StringVar(&c.rerender, "rerender", "", "only rewrite the Markdown next to this results JSON from it (no measurement)")
@@ -112,7 +112,12 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.out == "" {
 		host, _ := os.Hostname()
-		c.out = filepath.Join(c.repo, "bench", "results", time.Now().Format("2006-01-02")+"-"+host, "eventplane.json")
+		name := "eventplane.json"
+		if *quick {
+			// A smoke run never overwrites the day's full results.
+			name = "eventplane-quick.json"
+		}
+		c.out = filepath.Join(c.repo, "bench", "results", time.Now().Format("2006-01-02")+"-"+host, name)
 	}
 	return c, nil
 }
