@@ -49,7 +49,7 @@ func (a *kubeletAgent) exited() bool {
 }
 
 func (a *kubeletAgent) errExited() error {
-	return fmt.Errorf("kubelet exited; log %s ends:\n%s", a.p.LogPath(), tail(a.p.LogPath(), 15))
+	return fmt.Errorf("kubelet exited; log %s ends:\n%s", a.p.LogPath(), observe.LogTail(a.p.LogPath(), 15))
 }
 
 func kubeletVersion(bin string) string {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podline/podline/bench/internal/observe"
 )
 
 // proc is one child process the suite runs, logging to a file of its own.
@@ -65,7 +66,7 @@ func (p *proc) stop(grace time.Duration) {
 
 // errExited says the process is gone, with the end of its log.
 func (p *proc) errExited() error {
-	return fmt.Errorf("%s exited (%v); log %s ends:\n%s", p.name, p.cmd.ProcessState, p.logPath, tail(p.logPath, 15))
+	return fmt.Errorf("%s exited (%v); log %s ends:\n%s", p.name, p.cmd.ProcessState, p.logPath, observe.LogTail(p.logPath, 15))
 }
 
 // waitFor polls ready every 20 ms until it returns nil, the process exits
@@ -81,7 +82,7 @@ func (p *proc) waitFor(ctx context.Context, timeout time.Duration, ready func() 
 			return p.errExited()
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %s: %w; log %s ends:\n%s", p.name, timeout, err, p.logPath, tail(p.logPath, 15))
+			return fmt.Errorf("%s not ready after %s: %w; log %s ends:\n%s", p.name, timeout, err, p.logPath, observe.LogTail(p.logPath, 15))
 		}
 		select {
 		case <-ctx.Done():
@@ -89,18 +90,6 @@ func (p *proc) waitFor(ctx context.Context, timeout time.Duration, ready func() 
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // socketReady is nil once path is a unix socket.

@@ -132,28 +132,6 @@ func TestHostRecordCorrupt(t *testing.T) {
 	}
 }
 
-func TestLogTail(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "log")
-	var b strings.Builder
-	for i := range 5000 { // well past the 16 KiB window
-		b.WriteString("line ")
-		b.WriteString(strings.Repeat("x", i%7))
-		b.WriteString("\n")
-	}
-	b.WriteString("E1121 command failed err=\"boom\"\n")
-	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got := logTail(p, 3)
-	lines := strings.Split(got, "\n")
-	if len(lines) != 3 || lines[2] != `E1121 command failed err="boom"` {
-		t.Errorf("logTail = %q, want 3 lines ending with the error", got)
-	}
-	if !strings.Contains(logTail(filepath.Join(t.TempDir(), "none"), 3), "no log") {
-		t.Errorf("logTail of a missing file should say so")
-	}
-}
-
 func TestVersion(t *testing.T) {
 	dir := t.TempDir()
 	f := func(output string, want string, wantErr bool) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/podline/podline/bench/internal/cgtree"
+	"github.com/podline/podline/bench/internal/observe"
 )
 
 // ErrExited means the kubelet died before it served /pods.
@@ -45,7 +45,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	for _, port := range []*int{&cfg.ReadOnlyPort, &cfg.Port} {
 		if *port == 0 {
-			if *port, err = freePort(); err != nil {
+			if *port, err = observe.FreePort(); err != nil {
 				return nil, fmt.Errorf("kubelet port: %w", err)
 			}
 		}
@@ -138,10 +138,10 @@ func (p *Process) waitReady(ctx context.Context) error {
 		select {
 		case <-p.done:
 			return fmt.Errorf("%w before serving %s/pods (%s); log %s:\n%s",
-				ErrExited, p.url, p.cmd.ProcessState, p.cfg.LogPath(), logTail(p.cfg.LogPath(), 20))
+				ErrExited, p.url, p.cmd.ProcessState, p.cfg.LogPath(), observe.LogTail(p.cfg.LogPath(), 20))
 		case <-ctx.Done():
 			return fmt.Errorf("kubelet did not serve %s/pods: %w; log %s:\n%s",
-				p.url, ctx.Err(), p.cfg.LogPath(), logTail(p.cfg.LogPath(), 20))
+				p.url, ctx.Err(), p.cfg.LogPath(), observe.LogTail(p.cfg.LogPath(), 20))
 		case <-tick.C:
 		}
 	}
@@ -223,32 +223,4 @@ func Version(bin string) (string, error) {
 		return "", fmt.Errorf("kubelet version: unexpected output %q", bytes.TrimSpace(out))
 	}
 	return f[1], nil
-}
-
-// logTail returns the last n lines of the file at path.
-func logTail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	const window = 16 << 10
-	if fi, err := f.Stat(); err == nil && fi.Size() > window {
-		f.Seek(fi.Size()-window, io.SeekStart)
-	}
-	b, _ := io.ReadAll(f)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

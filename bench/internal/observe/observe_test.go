@@ -5,6 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +57,27 @@ func TestPods(t *testing.T) {
 	c.URL = srv.URL + "/missing"
 	if _, _, err := c.Pods(context.Background()); err == nil {
 		t.Fatal("Pods on a 404 returned no error")
+	}
+}
+
+func TestLogTail(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "log")
+	var b strings.Builder
+	for i := range 5000 { // well past the 16 KiB window
+		b.WriteString("line ")
+		b.WriteString(strings.Repeat("x", i%7))
+		b.WriteString("\n")
+	}
+	b.WriteString("E1121 command failed err=\"boom\"\n")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := LogTail(p, 3)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 3 || lines[2] != `E1121 command failed err="boom"` {
+		t.Errorf("LogTail = %q, want 3 lines ending with the error", got)
+	}
+	if !strings.Contains(LogTail(filepath.Join(t.TempDir(), "none"), 3), "no log") {
+		t.Errorf("LogTail of a missing file should say so")
 	}
 }

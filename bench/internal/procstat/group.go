@@ -31,18 +31,6 @@ func ByName(names ...string) []int {
 	return pids
 }
 
-// SumCPU is the CPU seconds (own and reaped children's) of pids; a process
-// gone meanwhile counts nothing.
-func SumCPU(pids []int) float64 {
-	var s float64
-	for _, pid := range pids {
-		if c, err := Read(pid, false); err == nil {
-			s += c.CPUSeconds()
-		}
-	}
-	return s
-}
-
 // GroupCPU tracks the CPU of a changing set of processes, such as
 // containerd and its shims while pods come and go: each sample adds what
 // every process it knows spent since it last saw it.
