@@ -16,6 +16,8 @@ type StatusStore struct {
 	mu   sync.RWMutex
 	pods map[types.UID]*statusEntry
 	seq  uint64
+	// onChange is told of every changed or deleted UID, outside the lock.
+	onChange func(types.UID)
 }
 
 type statusEntry struct {
@@ -29,18 +31,39 @@ func NewStatusStore() *StatusStore {
 	return &StatusStore{pods: make(map[types.UID]*statusEntry)}
 }
 
+// OnChange registers fn to be told of every UID whose status changed or
+// was deleted. Call it before the store is used; fn must not block (it runs
+// on the status stage's workers).
+func (s *StatusStore) OnChange(fn func(types.UID)) { s.onChange = fn }
+
 // Set records a pod's status and reports whether it changed. pod is kept,
 // not copied: callers must not modify it afterwards.
 func (s *StatusStore) Set(pod *v1.Pod, st v1.PodStatus) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e := s.pods[pod.UID]
 	if e != nil && e.pod == pod && equality.Semantic.DeepEqual(e.status, st) {
+		s.mu.Unlock()
 		return false
 	}
 	s.seq++
 	s.pods[pod.UID] = &statusEntry{pod: pod, status: st, version: s.seq}
+	s.mu.Unlock()
+	if s.onChange != nil {
+		s.onChange(pod.UID)
+	}
 	return true
+}
+
+// Get returns a pod's desired spec (shared: do not modify it), a copy of
+// its last status, and the status's version.
+func (s *StatusStore) Get(uid types.UID) (*v1.Pod, v1.PodStatus, uint64, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.pods[uid]
+	if !ok {
+		return nil, v1.PodStatus{}, 0, false
+	}
+	return e.pod, *e.status.DeepCopy(), e.version, true
 }
 
 // Status returns a pod's last status and its version.
@@ -69,8 +92,12 @@ func (s *StatusStore) current(uid types.UID) *v1.PodStatus {
 // Delete forgets a pod.
 func (s *StatusStore) Delete(uid types.UID) {
 	s.mu.Lock()
+	_, had := s.pods[uid]
 	delete(s.pods, uid)
 	s.mu.Unlock()
+	if had && s.onChange != nil {
+		s.onChange(uid)
+	}
 }
 
 // Len returns the number of pods with a status.

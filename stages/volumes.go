@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,6 +25,15 @@ func VolumeHostPath(node *Node, pod *v1.Pod, vol *v1.Volume) (string, bool) {
 		return vol.HostPath.Path, true
 	}
 	return "", false
+}
+
+// ContentSource fills the volumes whose files come from the API server:
+// configMap, secret, downwardAPI and projected (service account tokens
+// included). SetUp writes vol's files into dir, which exists; it is called
+// again for the same dir when the pod is synced again and must then leave
+// files as they are or replace them atomically.
+type ContentSource interface {
+	SetUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, dir string) error
 }
 
 // VolumeStage sets up a pod's volumes before its sandbox starts and removes
