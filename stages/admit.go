@@ -83,6 +83,7 @@ type Admitter struct {
 	// OnBurstableCPU, if set, learns the cpu requested by the admitted
 	// Burstable pods whenever it changes (for kubepods/burstable's shares).
 	OnBurstableCPU func(totalMilli int64)
+	Events         Recorder
 
 	mu        sync.Mutex
 	admitted  map[types.UID]Request
@@ -127,6 +128,7 @@ func (a *Admitter) Handle(w *Work) Outcome {
 	if rej != nil {
 		podsRejected.Inc()
 		w.Sync.Rejection = rej
+		recorderOr(a.Events).PodEvent(w.Pod, "", v1.EventTypeWarning, rej.Reason, rej.Message)
 		return Skip(StageStatus)
 	}
 	w.Sync.Admitted = true

@@ -97,7 +97,7 @@ func TestContainerConfigMounts(t *testing.T) {
 		p.Spec.Volumes = []v1.Volume{
 			{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
 			{Name: "logs", VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/var/log/app", Type: &host}}},
-			{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}},
+			{Name: "cfg", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}},
 		}
 	})
 	emptyDir := "/var/lib/podline/pods/uid-web/volumes/kubernetes.io~empty-dir/scratch"

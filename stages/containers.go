@@ -29,6 +29,7 @@ type ContainerStage struct {
 	Node    *Node
 	// Watcher, if set, learns of every container started and removed.
 	Watcher Watcher
+	Events  Recorder
 }
 
 func (s *ContainerStage) Handle(w *Work) Outcome {
@@ -43,6 +44,12 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	}
 	plan := PlanContainers(pod, rt, &w.Sync.Crash, now)
 	w.Sync.Waiting = plan.Waiting
+	for name, wait := range plan.Waiting {
+		if wait.Reason == ReasonCrashLoopBackOff {
+			recorderOr(s.Events).PodEvent(pod, name, v1.EventTypeWarning, "BackOff",
+				fmt.Sprintf("Back-off restarting failed container %s in pod %s", name, podRef(pod)))
+		}
+	}
 	w.RequeueAfter(plan.RetryAfter)
 	for _, id := range plan.Remove {
 		if err := s.Runtime.RemoveContainer(w.Context(), id); err != nil && !cri.IsNotFound(err) {
@@ -52,7 +59,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 		watcherOr(s.Watcher).ContainerRemoved(id)
 	}
 	if len(plan.Kill) > 0 {
-		return Outcome{Async: s.kill(w.UID, plan.Kill, podGrace(pod))}
+		return Outcome{Async: s.kill(pod, w.UID, plan.Kill, podGrace(pod))}
 	}
 	sandboxCfg := SandboxConfig(pod, sb.Attempt, s.Node)
 	var errs []error
@@ -91,13 +98,18 @@ func (s *ContainerStage) teardown(w *Work) Outcome {
 	if w.Pod != nil {
 		grace = podGrace(w.Pod)
 	}
-	return Outcome{Async: s.kill(w.UID, kills, grace)}
+	return Outcome{Async: s.kill(w.Pod, w.UID, kills, grace)}
 }
 
 // kill stops containers in parallel, each with the whole grace period,
-// and records their final state.
-func (s *ContainerStage) kill(uid types.UID, kills []KillAction, grace time.Duration) func(context.Context) error {
+// and records their final state. pod is nil for an orphan.
+func (s *ContainerStage) kill(pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) func(context.Context) error {
 	return func(ctx context.Context) error {
+		if pod != nil {
+			for _, k := range kills {
+				recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", "Stopping container "+k.Name)
+			}
+		}
 		var wg sync.WaitGroup
 		errs := make([]error, len(kills))
 		for i, k := range kills {
@@ -145,20 +157,25 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	if pod.Spec.HostNetwork {
 		ips = s.Node.IPs
 	}
+	ev := recorderOr(s.Events)
 	cfg, err := ContainerConfig(pod, act, imageRef, ips, s.Node)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
+		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
 	if err := s.prepareDirs(pod, act); err != nil {
 		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
+		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
 	id, err := s.Runtime.CreateContainer(ctx, sb.ID, cfg, sandboxCfg)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
+		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
+	ev.PodEvent(pod, name, v1.EventTypeNormal, "Created", "Created container: "+name)
 	c := &pleg.Container{
 		ID: id, SandboxID: sb.ID, Name: name, Attempt: act.Attempt, State: pleg.ContainerCreated,
 		Hash: cfg.Annotations[cri.AnnotationContainerHash], Init: act.Init, Image: act.Spec.Image, ImageRef: imageRef,
@@ -171,8 +188,10 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	}
 	if err := s.Runtime.StartContainer(ctx, id); err != nil {
 		w.Sync.setWaiting(name, "RunContainerError", err.Error())
+		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
+	ev.PodEvent(pod, name, v1.EventTypeNormal, "Started", "Started container "+name)
 	running := *c
 	running.State, running.StartedAt = pleg.ContainerRunning, time.Now()
 	s.Cache.UpsertContainer(w.UID, &running)

@@ -196,6 +196,10 @@ func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, cr
 	}
 }
 
+// ReasonCrashLoopBackOff is the waiting reason of a container whose restart
+// is held back.
+const ReasonCrashLoopBackOff = "CrashLoopBackOff"
+
 // restartAfterBackoff restarts an exited container now, or records the
 // CrashLoopBackOff wait and when to come back.
 func restartAfterBackoff(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, init bool, crash *Backoff, now time.Time, plan *ContainerPlan) {
@@ -204,7 +208,7 @@ func restartAfterBackoff(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, in
 		finished = now
 	}
 	if rem := crash.Remaining(spec.Name, finished, now); rem > 0 {
-		plan.wait(spec.Name, "CrashLoopBackOff",
+		plan.wait(spec.Name, ReasonCrashLoopBackOff,
 			fmt.Sprintf("back-off %s restarting failed container=%s", crash.Delay(spec.Name), spec.Name))
 		plan.retryIn(rem)
 		return

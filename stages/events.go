@@ -21,3 +21,8 @@ func recorderOr(r Recorder) Recorder {
 type noRecorder struct{}
 
 func (noRecorder) PodEvent(*v1.Pod, string, string, string, string) {}
+
+// podRef names a pod as events do: namespace/name(uid).
+func podRef(pod *v1.Pod) string {
+	return pod.Namespace + "/" + pod.Name + "(" + string(pod.UID) + ")"
+}

@@ -29,6 +29,7 @@ type SandboxStage struct {
 	RuntimeHandler string
 	// Watcher, if set, learns of every sandbox started and removed.
 	Watcher Watcher
+	Events  Recorder
 }
 
 func (s *SandboxStage) Handle(w *Work) Outcome {
@@ -69,7 +70,13 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	}
 	id, err := s.Runtime.RunPodSandbox(ctx, cfg, s.RuntimeHandler)
 	if err != nil {
+		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedCreatePodSandBox",
+			"Failed to create pod sandbox: "+err.Error())
 		return Fail(fmt.Errorf("create sandbox: %w", err))
+	}
+	if plan.Attempt > 0 {
+		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeNormal, "SandboxChanged",
+			"Pod sandbox changed, it will be killed and re-created.")
 	}
 	sb := &pleg.Sandbox{ID: id, Attempt: plan.Attempt, State: pleg.SandboxReady, CreatedAt: time.Now()}
 	// The address only comes with the status; a failure here is not fatal,

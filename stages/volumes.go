@@ -18,13 +18,30 @@ var ErrMount = errors.New("mount failed")
 // VolumeHostPath returns where a volume lives on the host. ok is false for
 // volume types podline does not handle yet.
 func VolumeHostPath(node *Node, pod *v1.Pod, vol *v1.Volume) (string, bool) {
+	plugin := ""
 	switch {
-	case vol.EmptyDir != nil:
-		return filepath.Join(node.PodDir(pod.UID), "volumes", "kubernetes.io~empty-dir", vol.Name), true
 	case vol.HostPath != nil:
 		return vol.HostPath.Path, true
+	case vol.EmptyDir != nil:
+		plugin = "kubernetes.io~empty-dir"
+	case vol.ConfigMap != nil:
+		plugin = "kubernetes.io~configmap"
+	case vol.Secret != nil:
+		plugin = "kubernetes.io~secret"
+	case vol.Projected != nil:
+		plugin = "kubernetes.io~projected"
+	case vol.DownwardAPI != nil:
+		plugin = "kubernetes.io~downward-api"
+	default:
+		return "", false
 	}
-	return "", false
+	return filepath.Join(node.PodDir(pod.UID), "volumes", plugin, vol.Name), true
+}
+
+// isContentVolume reports the volume types whose files a ContentSource
+// writes.
+func isContentVolume(vol *v1.Volume) bool {
+	return vol.ConfigMap != nil || vol.Secret != nil || vol.Projected != nil || vol.DownwardAPI != nil
 }
 
 // ContentSource fills the volumes whose files come from the API server:
@@ -40,6 +57,10 @@ type ContentSource interface {
 // them after teardown.
 type VolumeStage struct {
 	Node *Node
+	// Content fills configMap, secret, downwardAPI and projected volumes;
+	// without it (no API server) such volumes fail to mount.
+	Content ContentSource
+	Events  Recorder
 }
 
 func (s *VolumeStage) Handle(w *Work) Outcome {
@@ -53,7 +74,10 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 	// Directories cost a journalled write each; a pod without volumes gets
 	// none.
 	for i := range pod.Spec.Volumes {
-		if err := s.setup(pod, &pod.Spec.Volumes[i]); err != nil {
+		vol := &pod.Spec.Volumes[i]
+		if err := s.setup(w.Context(), pod, vol); err != nil {
+			recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedMount",
+				fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, errors.Unwrap(err)))
 			return Fail(err)
 		}
 	}
@@ -61,13 +85,19 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 	return Next()
 }
 
-func (s *VolumeStage) setup(pod *v1.Pod, vol *v1.Volume) error {
+func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) error {
 	path, ok := VolumeHostPath(s.Node, pod, vol)
 	if !ok {
-		return fmt.Errorf("%w: volume %q: this volume type is not supported yet (emptyDir and hostPath are)", ErrMount, vol.Name)
+		return fmt.Errorf("%w: volume %q: this volume type is not supported yet (emptyDir, hostPath, configMap, secret, downwardAPI and projected are)", ErrMount, vol.Name)
 	}
 	var err error
 	switch {
+	case isContentVolume(vol) && s.Content == nil:
+		err = errors.New("needs the API server (--kubeconfig)")
+	case isContentVolume(vol):
+		if err = os.MkdirAll(path, 0o750); err == nil {
+			err = s.Content.SetUp(ctx, pod, vol, path)
+		}
 	case vol.EmptyDir != nil:
 		err = setupEmptyDir(path, vol.EmptyDir)
 	case vol.HostPath != nil:

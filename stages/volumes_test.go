@@ -28,7 +28,15 @@ func TestVolumeHostPath(t *testing.T) {
 	f("memory emptyDir lives in the same place", v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}},
 		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~empty-dir/vol", true)
 	f("hostPath", v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/etc/ssl/certs"}}, "/etc/ssl/certs", true)
-	f("configMap is not handled", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}, "", false)
+	f("configMap", v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}},
+		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~configmap/vol", true)
+	f("secret", v1.VolumeSource{Secret: &v1.SecretVolumeSource{}},
+		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~secret/vol", true)
+	f("projected", v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}},
+		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~projected/vol", true)
+	f("downwardAPI", v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{}},
+		"/var/lib/podline/pods/uid-web/volumes/kubernetes.io~downward-api/vol", true)
+	f("nfs is not handled", v1.VolumeSource{NFS: &v1.NFSVolumeSource{}}, "", false)
 	f("no source", v1.VolumeSource{}, "", false)
 }
 
