@@ -69,7 +69,10 @@ type PlaneConfig struct {
 	CgroupMount string
 	// OnSystemOOM is told of OOM kills outside any pod.
 	OnSystemOOM func(pid uint32, at time.Time)
-	Log         *slog.Logger
+	// OnContainerOOM is told, once per container, that the kernel killed a
+	// process of it for memory.
+	OnContainerOOM func(uid types.UID, containerID string, pid uint32, at time.Time)
+	Log            *slog.Logger
 }
 
 // Plane is the event plane: it knows which cgroup belongs to which

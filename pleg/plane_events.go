@@ -67,6 +67,9 @@ func (p *Plane) OnOOM(cgroupID uint64, pid uint32, at time.Time) {
 	if first {
 		containerOOMs.Inc()
 		p.cfg.Log.Info("OOM kill in a container", "uid", w.uid, "container", shortID(w.id), "pid", pid)
+		if p.cfg.OnContainerOOM != nil && !w.sandbox {
+			p.cfg.OnContainerOOM(w.uid, w.id, pid, at)
+		}
 	}
 }
 
