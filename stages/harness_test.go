@@ -52,6 +52,7 @@ type harnessOpts struct {
 	socket string
 	srv    *fake.Server
 	node   *stages.Node
+	events stages.Recorder
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -77,12 +78,12 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	h.admitter = &stages.Admitter{Node: node}
+	h.admitter = &stages.Admitter{Node: node, Events: o.events}
 	var handlers [stages.NumStages]stages.Handler
 	handlers[stages.StageAdmit] = h.admitter
-	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: node}
-	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node}
-	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node}
+	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: node, Events: o.events}
+	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node, Events: o.events}
+	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node, Events: o.events}
 	handlers[stages.StageStatus] = &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,
 		RuntimeName: "fake", OnFinished: h.admitter.Release, Log: log}
 	window := o.window

@@ -77,8 +77,8 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 		vol := &pod.Spec.Volumes[i]
 		if err := s.setup(w.Context(), pod, vol); err != nil {
 			recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedMount",
-				fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, errors.Unwrap(err)))
-			return Fail(err)
+				fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, err))
+			return Fail(fmt.Errorf("%w: volume %q: %v", ErrMount, vol.Name, err))
 		}
 	}
 	w.Sync.VolumesReady = true
@@ -88,7 +88,7 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) error {
 	path, ok := VolumeHostPath(s.Node, pod, vol)
 	if !ok {
-		return fmt.Errorf("%w: volume %q: this volume type is not supported yet (emptyDir, hostPath, configMap, secret, downwardAPI and projected are)", ErrMount, vol.Name)
+		return errors.New("this volume type is not supported yet (emptyDir, hostPath, configMap, secret, downwardAPI and projected are)")
 	}
 	var err error
 	switch {
@@ -103,10 +103,7 @@ func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) er
 	case vol.HostPath != nil:
 		err = checkHostPath(path, vol.HostPath.Type)
 	}
-	if err != nil {
-		return fmt.Errorf("%w: volume %q: %v", ErrMount, vol.Name, err)
-	}
-	return nil
+	return err
 }
 
 // setupEmptyDir makes the directory, world-writable as Kubernetes makes it

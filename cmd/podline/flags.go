@@ -54,6 +54,19 @@ type options struct {
 	stageWorkers   stageWorkersFlag
 	queue          string
 	verbosity      int
+	version        bool
+
+	// Cluster mode: all of it is off without --kubeconfig.
+	kubeconfig                string
+	registerNode              bool
+	nodeLabels                listFlag
+	registerWithTaints        listFlag
+	nodeStatusUpdateFrequency time.Duration
+	nodeStatusReportFrequency time.Duration
+	nodeLeaseDurationSeconds  int
+	kubeAPIQPS                float64
+	kubeAPIBurst              int
+	port                      int
 }
 
 // stageWorkersFlag parses "stage=n" pairs over the defaults.
@@ -135,6 +148,17 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.queue, "queue", stages.QueueLockFree.String(), "Stage queue implementation: 'lockfree' (lock-free ring with parked workers) or 'channel' (buffered Go channels, a baseline for benchmarks).")
 	fs.Var(&o.stageWorkers, "stage-workers", "Workers per pipeline stage, e.g. 'sandbox=8,containers=8' (stages: admit, volumes, sandbox, containers, status).")
 	fs.IntVar(&o.verbosity, "v", 0, "Log verbosity; 4 and above logs debug messages.")
+	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig to reach the API server with; empty runs standalone (static and URL pods only).")
+	fs.BoolVar(&o.registerNode, "register-node", true, "Register the node with the API server.")
+	fs.Var(&o.nodeLabels, "node-labels", "Labels to add when registering the node, 'key=value' (comma-separated, repeatable).")
+	fs.Var(&o.registerWithTaints, "register-with-taints", "Taints to register the node with, 'key=value:Effect' (comma-separated, repeatable).")
+	fs.DurationVar(&o.nodeStatusUpdateFrequency, "node-status-update-frequency", 10*time.Second, "How often the node status is computed; it is sent when it changed.")
+	fs.DurationVar(&o.nodeStatusReportFrequency, "node-status-report-frequency", 5*time.Minute, "How often the node status is sent when nothing changed.")
+	fs.IntVar(&o.nodeLeaseDurationSeconds, "node-lease-duration-seconds", 40, "Duration of the node lease; it is renewed every quarter of it.")
+	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Requests per second to the API server.")
+	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst of requests to the API server.")
+	fs.IntVar(&o.port, "port", 10250, "Port of the authenticated server, reported in the Node's daemonEndpoints.")
 	return fs
 }
 
@@ -156,6 +180,12 @@ func (o *options) validate() error {
 		{o.readOnlyPort < 0 || o.readOnlyPort > 65535, "--read-only-port", "must be 0-65535"},
 		{o.rootDir == "", "--root-dir", "must be set"},
 		{o.nodeIP != "" && net.ParseIP(o.nodeIP) == nil, "--node-ip", "is not an IP address"},
+		{o.nodeStatusUpdateFrequency <= 0, "--node-status-update-frequency", "must be positive"},
+		{o.nodeStatusReportFrequency < 0, "--node-status-report-frequency", "must not be negative"},
+		{o.nodeLeaseDurationSeconds <= 0, "--node-lease-duration-seconds", "must be positive"},
+		{o.kubeAPIQPS <= 0, "--kube-api-qps", "must be positive"},
+		{o.kubeAPIBurst < 1, "--kube-api-burst", "must be at least 1"},
+		{o.port < 0 || o.port > 65535, "--port", "must be 0-65535"},
 	}
 	for _, c := range checks {
 		if c.bad {

@@ -13,6 +13,10 @@ import (
 	"syscall"
 )
 
+// version is podline's; the Makefile stamps it with -ldflags. The Node
+// reports it as its kubelet version, so it is a semantic version.
+var version = "v0.6.0-dev"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
@@ -29,6 +33,10 @@ func run(ctx context.Context, args []string) int {
 			return 0
 		}
 		return 2
+	}
+	if o.version {
+		fmt.Println("podline", version)
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "podline: unexpected argument %q\n", fs.Arg(0))
