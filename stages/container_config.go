@@ -116,8 +116,10 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node) ([]*runtimeapi
 		out = append(out, &runtimeapi.Mount{
 			ContainerPath: vm.MountPath,
 			HostPath:      host,
-			Readonly:      vm.ReadOnly,
-			Propagation:   propagation(vm.MountPropagation),
+			// Content volumes are always read-only, as the kubelet mounts
+			// them: their directory is writable for any user of the pod.
+			Readonly:    vm.ReadOnly || isContentVolume(vol),
+			Propagation: propagation(vm.MountPropagation),
 		})
 	}
 	return out, nil

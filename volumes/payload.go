@@ -1,0 +1,111 @@
+package volumes
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// Mode defaults, as the API server defaults them; pods from files may
+// leave them unset.
+const (
+	defaultFileMode = 0o644
+	// fsGroupFileBits make files readable by the pod's fsGroup.
+	fsGroupFileBits = 0o440
+)
+
+// file is one file of a volume.
+type file struct {
+	data []byte
+	mode fs.FileMode
+}
+
+// payload is a volume's files by path relative to the volume.
+type payload map[string]file
+
+// add puts a file at p, refusing a second file at the same path: two
+// projected sources may not write one path.
+func (pl payload) add(p string, data []byte, mode fs.FileMode) error {
+	if _, dup := pl[p]; dup {
+		return fmt.Errorf("%w: two files at path %q", ErrInvalid, p)
+	}
+	pl[p] = file{data: data, mode: mode}
+	return nil
+}
+
+// validate checks that every path stays inside the volume, does not
+// collide with the writer's own "..data" names, and that no file is also
+// the parent directory of another.
+func (pl payload) validate() error {
+	for p := range pl {
+		if err := checkPath(p); err != nil {
+			return err
+		}
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			if _, ok := pl[dir]; ok {
+				return fmt.Errorf("%w: %q is both a file and the directory of %q", ErrInvalid, dir, p)
+			}
+		}
+	}
+	return nil
+}
+
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("%w: empty file path", ErrInvalid)
+	case path.IsAbs(p):
+		return fmt.Errorf("%w: file path %q must be relative", ErrInvalid, p)
+	case strings.HasPrefix(p, ".."):
+		return fmt.Errorf("%w: file path %q must not start with \"..\"", ErrInvalid, p)
+	case path.Clean(p) != p:
+		return fmt.Errorf("%w: file path %q is not clean", ErrInvalid, p)
+	}
+	for _, elem := range strings.Split(p, "/") {
+		if elem == ".." {
+			return fmt.Errorf("%w: file path %q leaves the volume", ErrInvalid, p)
+		}
+	}
+	return nil
+}
+
+// fileMode picks an item's mode over the volume's default mode over 0644.
+func fileMode(item, volumeDefault *int32) fs.FileMode {
+	switch {
+	case item != nil:
+		return fs.FileMode(*item) & fs.ModePerm
+	case volumeDefault != nil:
+		return fs.FileMode(*volumeDefault) & fs.ModePerm
+	}
+	return defaultFileMode
+}
+
+// project maps an object's keys to files: every key under its own name
+// when items is empty, else only the listed keys under their paths. A
+// listed key the object lacks is an error unless the source is optional.
+func project(pl payload, what string, data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, optional bool) error {
+	if len(items) == 0 {
+		for k, v := range data {
+			if err := pl.add(k, v, fileMode(nil, defaultMode)); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		return nil
+	}
+	for _, it := range items {
+		v, ok := data[it.Key]
+		if !ok {
+			if optional {
+				continue
+			}
+			return fmt.Errorf("%s: key %q: %w", what, it.Key, ErrNotFound)
+		}
+		if err := pl.add(it.Path, v, fileMode(it.Mode, defaultMode)); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return nil
+}
