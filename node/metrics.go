@@ -39,3 +39,29 @@ var (
 func Publish(capacity, allocatable v1.ResourceList) {
 	published.Store(&[2]v1.ResourceList{capacity, allocatable})
 }
+
+// Registration, status and lease writes. A status check that finds nothing
+// to write counts as unchanged; errors count each failed request.
+var (
+	registerCreated  = metrics.NewCounter(`podline_node_registrations_total{result="created"}`)
+	registerExisting = metrics.NewCounter(`podline_node_registrations_total{result="existing"}`)
+	registerErrors   = metrics.NewCounter(`podline_node_registrations_total{result="error"}`)
+	statusWrites     = metrics.NewCounter(`podline_node_status_updates_total{result="ok"}`)
+	statusErrors     = metrics.NewCounter(`podline_node_status_updates_total{result="error"}`)
+	statusUnchanged  = metrics.NewCounter(`podline_node_status_updates_total{result="unchanged"}`)
+	leaseRenewals    = metrics.NewCounter(`podline_node_lease_renewals_total{result="ok"}`)
+	leaseErrors      = metrics.NewCounter(`podline_node_lease_renewals_total{result="error"}`)
+)
+
+// readyReported is 1 while the Ready condition podline last wrote is True.
+var readyReported atomic.Int64
+
+var _ = metrics.NewGauge(`podline_node_ready`, func() float64 { return float64(readyReported.Load()) })
+
+func setReadyGauge(c *v1.NodeCondition) {
+	if c != nil && c.Status == v1.ConditionTrue {
+		readyReported.Store(1)
+	} else {
+		readyReported.Store(0)
+	}
+}

@@ -1,0 +1,28 @@
+package podstatus
+
+import "github.com/VictoriaMetrics/metrics"
+
+var (
+	// patches by what became of a queued status: ok (patched), skipped (the
+	// API object already had it), stale (its version was already sent),
+	// gone (the API object no longer exists), error (the request failed).
+	patchesOK      = metrics.NewCounter(`podline_status_patches_total{result="ok"}`)
+	patchesSkipped = metrics.NewCounter(`podline_status_patches_total{result="skipped"}`)
+	patchesStale   = metrics.NewCounter(`podline_status_patches_total{result="stale"}`)
+	patchesGone    = metrics.NewCounter(`podline_status_patches_total{result="gone"}`)
+	patchesError   = metrics.NewCounter(`podline_status_patches_total{result="error"}`)
+
+	// deletes of gracefully deleted API pods: gone means the object had
+	// already gone or been replaced by another pod of the same name.
+	deletesOK    = metrics.NewCounter(`podline_status_deletes_total{result="ok"}`)
+	deletesGone  = metrics.NewCounter(`podline_status_deletes_total{result="gone"}`)
+	deletesError = metrics.NewCounter(`podline_status_deletes_total{result="error"}`)
+
+	// syncSeconds is how long after the first unsent change a status
+	// landed in the API server, retries and waiting for a mirror included.
+	syncSeconds = metrics.NewHistogram(`podline_status_sync_seconds`)
+
+	// unsentPods is, at the last resync, how many pods had a status the
+	// API server has not got: it grows during an outage and drains after.
+	unsentPods = metrics.NewGauge(`podline_status_unsent_pods`, nil)
+)
