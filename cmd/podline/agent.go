@@ -46,6 +46,7 @@ type agent struct {
 	stats     *stats.Collector
 	files     *sources.ManifestPath
 	url       *sources.URLSource
+	cluster   *cluster // nil without --kubeconfig
 }
 
 func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error) {
@@ -64,6 +65,15 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	log.Info("connected to runtime", "endpoint", o.runtimeEndpoint,
 		"runtime", ver.GetRuntimeName(), "version", ver.GetRuntimeVersion())
+	if err := a.connectCluster(ctx); err != nil {
+		return nil, err
+	}
+	var recorder stages.Recorder
+	var content stages.ContentSource
+	labels := nodeLabels(a.node.Name, nil)
+	if c := a.cluster; c != nil {
+		recorder, content, labels = c.events, c.volumes, nodeLabels(a.node.Name, c.labels)
+	}
 
 	hier, err := cgroupfs.FindHierarchies()
 	if err != nil {
@@ -71,9 +81,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	a.cache = pleg.NewCache()
 	a.statuses = stages.NewStatusStore()
-	a.admitter = &stages.Admitter{Node: a.node, Labels: map[string]string{
-		"kubernetes.io/hostname": a.node.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": a.machine.Architecture,
-	}}
+	a.admitter = &stages.Admitter{Node: a.node, Labels: labels, Events: recorder}
 	notify := func(uid types.UID) { a.pipeline.Sync(uid) }
 	a.relister = pleg.NewRelister(rt, a.cache, o.effectiveRelistPeriod(), notify, log)
 	if err := a.buildLifecycle(notify); err != nil {
@@ -91,14 +99,14 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 			log.Warn("cannot update the burstable cgroup", "err", err)
 		}
 	}
-	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree}
-	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node}
+	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, Events: recorder}
+	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder}
 	if a.plane != nil {
 		sandboxes.Watcher, containers.Watcher = a.plane, a.plane
 	}
 	var handlers [stages.NumStages]stages.Handler
 	handlers[stages.StageAdmit] = a.admitter
-	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: a.node}
+	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: a.node, Content: content, Events: recorder}
 	handlers[stages.StageSandbox] = sandboxes
 	handlers[stages.StageContainers] = containers
 	handlers[stages.StageStatus] = &stages.StatusStage{
@@ -112,13 +120,21 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	a.pipeline, err = stages.New(stages.Config{
 		Window: o.pipelineWindow, Workers: o.stageWorkers, Handlers: handlers, Queue: queue,
 		Cache: a.cache, Log: log,
-		OnTornDown: func(uid types.UID, removed bool) { a.admitter.Release(uid) },
+		OnTornDown: func(uid types.UID, removed bool) {
+			a.admitter.Release(uid)
+			a.cluster.onTornDown(uid, removed)
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	if err := a.buildSources(); err != nil {
 		return nil, err
+	}
+	if a.cluster != nil {
+		if err := a.wireCluster(ver.GetRuntimeName(), ver.GetRuntimeVersion()); err != nil {
+			return nil, err
+		}
 	}
 	reader, err := cgroupfs.NewReader()
 	if err != nil {
@@ -200,6 +216,9 @@ func (a *agent) buildSources() error {
 	if o.manifestURL != "" {
 		names = append(names, sources.HTTPSource)
 	}
+	if a.cluster != nil {
+		names = append(names, sources.APISource)
+	}
 	a.merger = sources.NewMerger(a.log, names...)
 	if o.podManifestPath != "" {
 		a.files = sources.NewFileSource(o.podManifestPath, a.node.Name, o.fileCheckFrequency, a.merger, a.log)
@@ -229,6 +248,9 @@ func (a *agent) run(parent context.Context) error {
 		a.merger.Close() // releases a source blocked on the dispatcher
 		wg.Wait()
 		a.runtime.Close()
+		if a.cluster != nil {
+			a.cluster.events.Shutdown()
+		}
 	}()
 	goRun := func(fn func(context.Context)) {
 		wg.Add(1)
@@ -272,6 +294,9 @@ func (a *agent) run(parent context.Context) error {
 	if a.url != nil {
 		goRun(a.url.Run)
 	}
+	if a.cluster != nil {
+		a.cluster.run(goRun)
+	}
 	if len(a.sourceNames()) == 0 {
 		a.pipeline.SourcesReady()
 	}
@@ -288,6 +313,9 @@ func (a *agent) sourceNames() []string {
 	if a.url != nil {
 		n = append(n, sources.HTTPSource)
 	}
+	if a.cluster != nil {
+		n = append(n, sources.APISource)
+	}
 	return n
 }
 
@@ -295,6 +323,14 @@ func (a *agent) sourceNames() []string {
 func (a *agent) dispatch(ctx context.Context) {
 	ready := false
 	for u := range a.merger.Updates() {
+		if a.cluster != nil {
+			a.cluster.mirrors.Apply(u)
+		}
+		// A status-only change of an API pod is, almost always, the
+		// status podline itself just sent: nothing to do.
+		if u.Op == sources.RECONCILE && u.Source == sources.APISource {
+			continue
+		}
 		for _, pod := range u.Pods {
 			switch u.Op {
 			case sources.REMOVE:
@@ -306,6 +342,9 @@ func (a *agent) dispatch(ctx context.Context) {
 		if !ready && a.merger.SeenAll() {
 			ready = true
 			a.pipeline.SourcesReady()
+			if a.cluster != nil {
+				a.cluster.mirrors.SourcesReady()
+			}
 		}
 	}
 }

@@ -28,7 +28,10 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 		return nil
 	}
 	a.relister.Audit(discrepancyGrace)
-	cfg := pleg.PlaneConfig{Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: cgroupfs.UnifiedMount(), Log: a.log}
+	cfg := pleg.PlaneConfig{
+		Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: cgroupfs.UnifiedMount(),
+		OnSystemOOM: a.onSystemOOM, OnContainerOOM: a.onContainerOOM, Log: a.log,
+	}
 
 	var tracer *ebpf.Tracer
 	if o.plegSource("ebpf") {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"runtime"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/machine"
+	"github.com/podline/podline/node"
+)
+
+// pressureTransitionPeriod is the kubelet's
+// --eviction-pressure-transition-period default: a pressure condition
+// stays on this long after its signal recovered, so it does not flap.
+const pressureTransitionPeriod = 5 * time.Minute
+
+// nodeLabels are the labels the Node is registered with and admission
+// matches nodeSelector and affinity against: the well-known ones, then
+// --node-labels over them.
+func nodeLabels(name string, extra map[string]string) map[string]string {
+	l := map[string]string{
+		v1.LabelHostname:   name,
+		v1.LabelOSStable:   runtime.GOOS,
+		v1.LabelArchStable: runtime.GOARCH,
+	}
+	maps.Copy(l, extra)
+	return l
+}
+
+// buildHeartbeat wires node registration, status and lease.
+func (a *agent) buildHeartbeat(runtimeName, runtimeVersion string) error {
+	o, c := a.o, a.cluster
+	taints, err := node.ParseTaints(strings.Join(o.registerWithTaints, ","))
+	if err != nil {
+		return fmt.Errorf("--register-with-taints: %w", err)
+	}
+	hard, _ := node.ParseThresholds(o.evictionHard)
+	hold := &node.PressureHold{Period: pressureTransitionPeriod}
+	c.heartbeat, err = node.NewHeartbeat(node.Config{
+		Client: c.client, Name: a.node.Name,
+		Labels: c.labels, Taints: taints, Register: o.registerNode,
+		Capacity: a.node.Capacity, Allocatable: a.node.Allocatable,
+		Addresses:       node.Addresses(a.node.IPs, a.node.Name),
+		Info:            node.SystemInfo(a.machine, runtimeName, runtimeVersion, version),
+		KubeletPort:     int32(o.port),
+		UpdateFrequency: o.nodeStatusUpdateFrequency, ReportFrequency: o.nodeStatusReportFrequency,
+		LeaseDuration: time.Duration(o.nodeLeaseDurationSeconds) * time.Second,
+		Ready:         a.nodeReady,
+		Pressure: func() node.Pressures {
+			return hold.Observe(time.Now(), node.Pressure(hard, a.observe()))
+		},
+		Record: c.events.NodeEvent,
+		Log:    a.log,
+	})
+	return err
+}
+
+// nodeReady is the Ready condition: the runtime and its network answer
+// ready, and the runtime state is being kept current.
+func (a *agent) nodeReady() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := a.runtime.Status(ctx, false)
+	if err != nil {
+		return fmt.Errorf("container runtime status check failed: %w", err)
+	}
+	for _, cond := range st.GetStatus().GetConditions() {
+		if cond.GetStatus() {
+			continue
+		}
+		switch cond.GetType() {
+		case "RuntimeReady":
+			return fmt.Errorf("container runtime is down: %s %s", cond.GetReason(), cond.GetMessage())
+		case "NetworkReady":
+			return fmt.Errorf("container runtime network not ready: NetworkReady=false reason:%s message:%s", cond.GetReason(), cond.GetMessage())
+		}
+	}
+	if err := a.relister.Healthy(); err != nil {
+		return fmt.Errorf("PLEG is not healthy: %w", err)
+	}
+	return nil
+}
+
+// observe measures the eviction signals; one that cannot be read is left
+// out, which puts the node under no pressure for it.
+func (a *agent) observe() node.Observations {
+	obs := node.Observations{}
+	mem, memErr := machine.ReadMemory("/proc/meminfo")
+	fs, fsErr := machine.FsStats(a.o.rootDir)
+	if memErr == nil && fsErr == nil {
+		return node.MachineObservations(mem, fs)
+	}
+	if memErr == nil {
+		all := node.MachineObservations(mem, machine.Fs{})
+		obs["memory.available"] = all["memory.available"]
+	}
+	if fsErr == nil {
+		all := node.MachineObservations(machine.Memory{}, fs)
+		obs["nodefs.available"], obs["nodefs.inodesFree"] = all["nodefs.available"], all["nodefs.inodesFree"]
+	}
+	return obs
+}
