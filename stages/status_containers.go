@@ -107,6 +107,13 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, initDone
 		return v1.PodRunning
 	case stopped > 0:
 		switch {
+		// A pod being deleted whose containers all stopped will never run
+		// again: it ends in a terminal phase, so controllers see it done
+		// before its object goes.
+		case pod.DeletionTimestamp != nil && succeeded == stopped:
+			return v1.PodSucceeded
+		case pod.DeletionTimestamp != nil:
+			return v1.PodFailed
 		case policy == v1.RestartPolicyAlways:
 			return v1.PodRunning
 		case succeeded == stopped:

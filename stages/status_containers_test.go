@@ -132,4 +132,19 @@ func TestPodPhaseRules(t *testing.T) {
 	f(always, list(exit(1)), list(waiting), false, v1.PodPending)
 	f(onFailure, list(restarting(1)), list(waiting), false, v1.PodPending)
 	f(never, list(running), list(waiting), false, v1.PodPending)
+
+	// Being deleted: stopped containers make the phase terminal whatever
+	// the restart policy; a container still stopping keeps it Running.
+	deleting := func(policy v1.RestartPolicy, apps []v1.ContainerStatus, want v1.PodPhase) {
+		t.Helper()
+		pod := unitPod(withRestartPolicy(policy))
+		pod.DeletionTimestamp = &metav1.Time{}
+		if got := podPhase(pod, nil, apps, true); got != want {
+			t.Errorf("deleting %s, apps %d: phase %s, want %s", policy, len(apps), got, want)
+		}
+	}
+	deleting(always, list(exit(143)), v1.PodFailed)
+	deleting(always, list(exit(0), exit(0)), v1.PodSucceeded)
+	deleting(onFailure, list(exit(0), exit(137)), v1.PodFailed)
+	deleting(always, list(running, exit(143)), v1.PodRunning)
 }
