@@ -8,7 +8,7 @@ GOFILES    = $(shell git ls-files --cached --others --exclude-standard '*.go')
 # Benchmarks compare the lock-free queue with a buffered channel.
 BENCH_CPU ?= 1,2,4,8
 
-.PHONY: all build run stop test test-unit test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
+.PHONY: all build run stop cluster cluster-down test test-unit test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
 
 all: build
 
@@ -19,6 +19,14 @@ build:
 # the pods in examples/; prints where to look.
 run: build runtime-up
 	scripts/agent.sh start
+
+# cluster: containerd, a one-node control plane (built and cached on first
+# use) and podline as its node; prints the kubectl command that works.
+cluster: build
+	scripts/cluster.sh up
+
+cluster-down:
+	scripts/cluster.sh down
 
 # stop: podline, every pod, containerd; no mounts or processes left.
 stop:
@@ -49,10 +57,12 @@ check-generate:
 test-unit:
 	$(GO) test -race -count=1 ./...
 
-# End-to-end: the podline binary against the real containerd + runc
-# (started for the tests and stopped after, unless it already ran).
+# End-to-end: the podline binary against the real containerd + runc and,
+# for the cluster tests, a real etcd + kube-apiserver + scheduler +
+# controller-manager (each started for the tests and stopped after, unless
+# it already ran).
 test-e2e:
-	scripts/with-runtime.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
+	scripts/with-runtime.sh scripts/with-controlplane.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
 
 # bench: the suite in bench/: density (100/1,000/10,000 pods), idle, churn,
 # real containerd, the --queue/--pleg ablations and the upstream kubelet side

@@ -13,6 +13,9 @@ if ! "$PODLINE_SCRIPTS/runtime.sh" status >/dev/null 2>&1; then
 	started=1
 fi
 rc=0
+# Ctrl-C reaches CMD too; this script outlives it to stop what it started.
+trap 'rc=130' INT
+trap 'rc=143' TERM
 "$@" || rc=$?
 if ((started)); then
 	"$PODLINE_SCRIPTS/runtime.sh" down

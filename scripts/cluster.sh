@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# cluster.sh up|down: a one-node Kubernetes cluster to try podline with
+# (`make cluster`, `make cluster-down`). `up` starts the harness's containerd
+# (runtime.sh), the control plane (controlplane.sh) and podline (bin/podline,
+# built by `make build`) as node $NODE_NAME (default: the hostname,
+# lowercased), then prints the kubectl command that works against it. `down`
+# stops all three and removes what podline made (pod directories, logs,
+# cgroups). podline's log is $CP_DIR/logs/podline.log next to the control
+# plane's.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+REPO=$(cd "$PODLINE_SCRIPTS/.." && pwd)
+CP=$PODLINE_SCRIPTS/controlplane.sh
+CP_DIR=${PODLINE_CLUSTER:-/run/podline-cluster}
+NODE_PID=$CP_DIR/run/podline.pid
+NODE_LOG=$CP_DIR/logs/podline.log
+# podline's data, apart from `make run`'s (agent.sh) so neither removes
+# the other's.
+NODE_STATE=$PODLINE_STATE/cluster-node
+MANIFESTS=$NODE_STATE/manifests
+NODE_ROOT=$NODE_STATE/root
+NODE_POD_LOGS=$NODE_STATE/pod-logs
+CGROUP_ROOT=/podline-cluster
+READ_ONLY_PORT=${READ_ONLY_PORT:-10255}
+
+node_name() {
+	local n=${NODE_NAME:-$(hostname)}
+	echo "${n,,}"
+}
+
+# node_pid prints the pid of our podline if it runs.
+node_pid() {
+	local pid
+	[[ -s $NODE_PID ]] || return 1
+	pid=$(<"$NODE_PID")
+	[[ -d /proc/$pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$REPO/bin/podline"* ]] || return 1
+	echo "$pid"
+}
+
+# node_ready NAME KUBECTL: the Node's Ready condition is True.
+node_ready() {
+	[[ $("$2" --kubeconfig "$CP_DIR/admin.kubeconfig" get node "$1" \
+		-o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null) == True ]]
+}
+
+cmd_up() {
+	need_root "cluster.sh up"
+	local name kubeconfig kubectl pid
+	name=$(node_name)
+	[[ -x $REPO/bin/podline ]] || die "no $REPO/bin/podline: run make build (make cluster does)"
+	# Two agents on one containerd would remove each other's pods.
+	if [[ -s $PODLINE_RUN/podline.pid ]] &&
+		[[ $(readlink "/proc/$(<"$PODLINE_RUN/podline.pid")/exe" 2>/dev/null) == "$REPO/bin/podline"* ]]; then
+		die "the podline of \`make run\` runs on the same containerd; \`make stop\` it first"
+	fi
+	"$PODLINE_SCRIPTS/runtime.sh" up
+	"$CP" up
+	kubeconfig=$("$CP" node-kubeconfig "$name")
+	kubectl=$(<"$CP_DIR/kube-bin")/kubectl
+	if pid=$(node_pid); then
+		log "podline already runs as node $name (pid $pid)"
+	else
+		mkdir -p "$MANIFESTS" "$NODE_ROOT" "$NODE_POD_LOGS"
+		log "starting podline as node $name (log: $NODE_LOG)"
+		# setsid: podline must outlive this script and the shell that ran it.
+		setsid "$REPO/bin/podline" \
+			--kubeconfig "$kubeconfig" \
+			--hostname-override "$name" \
+			--container-runtime-endpoint "$CONTAINER_RUNTIME_ENDPOINT" \
+			--pod-manifest-path "$MANIFESTS" \
+			--root-dir "$NODE_ROOT" \
+			--pod-logs-dir "$NODE_POD_LOGS" \
+			--cgroup-root "$CGROUP_ROOT" \
+			--read-only-port "$READ_ONLY_PORT" \
+			</dev/null >>"$NODE_LOG" 2>&1 &
+		echo $! >"$NODE_PID"
+	fi
+	local deadline=$((SECONDS + 90))
+	until node_ready "$name" "$kubectl"; do
+		node_pid >/dev/null || die "podline exited; see $NODE_LOG"
+		((SECONDS < deadline)) || die "node $name not Ready after 90 s; see $NODE_LOG (\`make cluster-down\` stops it all)"
+		sleep 0.5
+	done
+	cat <<MSG
+
+A one-node cluster runs: the control plane on https://127.0.0.1:6443 and
+podline (pid $(node_pid)) as node $name, on the harness's containerd.
+
+  export KUBECONFIG=$CP_DIR/admin.kubeconfig
+  $kubectl get nodes -o wide
+  $kubectl create deployment hello --image=$BUSYBOX_IMAGE --replicas=3 -- sh -c 'while true; do sleep 1; done'
+  $kubectl get pods -o wide
+
+Or: eval "\$(scripts/controlplane.sh env)" puts kubectl in PATH and sets KUBECONFIG.
+Images: only the local ones ($BUSYBOX_IMAGE, $PAUSE_IMAGE); no registry is reachable.
+Logs: $NODE_LOG and $CP_DIR/logs/*.log. Static pods: $MANIFESTS.
+\`make cluster-down\` stops podline, the control plane and containerd.
+MSG
+}
+
+stop_node() {
+	local pid
+	if pid=$(node_pid); then
+		kill "$pid"
+		for _ in $(seq 100); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
+		[[ -d /proc/$pid ]] && kill -9 "$pid"
+		log "podline stopped"
+	fi
+	rm -f "$NODE_PID"
+}
+
+# cleanup removes what podline made once the runtime is down: pod
+# directories (tmpfs volumes unmounted first), container logs, pod cgroups.
+cleanup() {
+	local m h
+	if [[ -d $NODE_ROOT ]]; then
+		while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done \
+			< <(awk -v root="$NODE_ROOT/" 'index($5, root) == 1 {print $5}' /proc/self/mountinfo | sort -r)
+	fi
+	rm -rf "${NODE_STATE:?}"
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[[ -d $h$CGROUP_ROOT ]] || continue
+		find "$h$CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
+cmd_down() {
+	need_root "cluster.sh down"
+	stop_node
+	"$CP" down
+	"$PODLINE_SCRIPTS/runtime.sh" down
+	cleanup
+}
+
+case ${1:-} in
+up) cmd_up ;;
+down) cmd_down ;;
+*)
+	echo "usage: $0 up|down" >&2
+	exit 2
+	;;
+esac
