@@ -118,11 +118,17 @@ func hasAddress(node *v1.Node, typ v1.NodeAddressType) bool {
 func TestClusterNodeNotReadyWhenStopped(t *testing.T) {
 	n := startNode(t)
 	n.waitReady(60 * time.Second)
+	// The Node is Ready as soon as it is registered; the lease follows.
+	leases := n.cp.admin.CoordinationV1().Leases("kube-node-lease")
+	eventually(t, 20*time.Second, "node lease created", func() (bool, string) {
+		_, err := leases.Get(apiCtx, n.name, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 
 	n.agent.cmd.Process.Signal(syscall.SIGTERM)
 	<-n.agent.done
 	stopped := time.Now()
-	lease, err := n.cp.admin.CoordinationV1().Leases("kube-node-lease").Get(apiCtx, n.name, metav1.GetOptions{})
+	lease, err := leases.Get(apiCtx, n.name, metav1.GetOptions{})
 	if err != nil || lease.Spec.RenewTime == nil {
 		t.Fatalf("node lease: %v %+v", err, lease)
 	}

@@ -178,7 +178,14 @@ func (n *clusterNode) deletePods() {
 			}
 		}
 	}
-	err := n.cp.admin.CoreV1().Namespaces().Delete(apiCtx, n.name, metav1.DeleteOptions{})
+	// The pods are deleted here, not left to the namespace controller: after
+	// an API server restart the controller-manager's informers back off for
+	// up to a minute, and this cleanup is about podline, not them.
+	err := n.cp.admin.CoreV1().Pods(n.name).DeleteCollection(apiCtx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("delete pods in %s: %v", n.name, err)
+	}
+	err = n.cp.admin.CoreV1().Namespaces().Delete(apiCtx, n.name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete namespace %s: %v", n.name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -99,11 +100,19 @@ func (s *APIWatcher) HasSynced() bool { return s.store.synced.Load() }
 
 // Run lists, watches and delivers until ctx is done. A Set blocked on a
 // lagging consumer is released by Merger.Close.
+// watchBackoff spaces the reflector's retries after a failed list or
+// watch. client-go's default grows to 30 s with full jitter, so pods made
+// right after an API server restart waited up to a minute; capped at 8 s
+// (with up to half again as jitter) the node catches up within seconds,
+// and one node's retries stay a trickle against a recovering server.
+var watchBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 16, Cap: 8 * time.Second}
+
 func (s *APIWatcher) Run(ctx context.Context) {
 	logger := logr.FromSlogHandler(s.log.Handler())
 	r := cache.NewReflectorWithOptions(s.listWatch(), &v1.Pod{}, s.store, cache.ReflectorOptions{
-		Name:   "podline-api-pods",
-		Logger: &logger,
+		Name:    "podline-api-pods",
+		Logger:  &logger,
+		Backoff: &watchBackoff,
 	})
 	var wg sync.WaitGroup
 	defer wg.Wait()
