@@ -206,3 +206,32 @@ func TestSubPath(t *testing.T) {
 	f("a/../..", "", true)
 	f("/abs", "", true)
 }
+
+func TestContentVolumesMountReadOnly(t *testing.T) {
+	pod := unitPod()
+	pod.Spec.Volumes = []v1.Volume{
+		{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}},
+		{Name: "token", VolumeSource: v1.VolumeSource{Projected: &v1.ProjectedVolumeSource{}}},
+		{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}},
+	}
+	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{
+		{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "token", MountPath: "/var/run/secrets"}, {Name: "scratch", MountPath: "/tmp"},
+	}
+	cfg, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"/etc/cfg": true, "/var/run/secrets": true, "/tmp": false}
+	found := 0
+	for _, m := range cfg.Mounts {
+		if ro, ok := want[m.ContainerPath]; ok {
+			found++
+			if m.Readonly != ro {
+				t.Errorf("%s: read-only %v, want %v", m.ContainerPath, m.Readonly, ro)
+			}
+		}
+	}
+	if found != len(want) {
+		t.Fatalf("found %d of the %d volume mounts in %+v", found, len(want), cfg.Mounts)
+	}
+}

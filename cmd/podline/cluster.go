@@ -81,7 +81,7 @@ func (a *agent) wireCluster(runtimeName, runtimeVersion string) error {
 	return nil
 }
 
-// runCluster starts the loops that talk to the API server.
+// run starts the loops that talk to the API server.
 func (c *cluster) run(goRun func(func(context.Context))) {
 	goRun(c.heartbeat.Run)
 	goRun(c.mirrors.Run)
@@ -97,8 +97,9 @@ func (c *cluster) onTornDown(uid types.UID, removed bool) {
 	}
 }
 
-// oomEvents reports OOM kills: in a container on its pod, outside pods on
-// the node, as the kubelet's OOM watcher does.
+// onContainerOOM reports an OOM kill in a container on its pod;
+// onSystemOOM one outside any pod on the node, as the kubelet's OOM watcher
+// does.
 func (a *agent) onContainerOOM(uid types.UID, containerID string, pid uint32, _ time.Time) {
 	if a.cluster == nil {
 		return
