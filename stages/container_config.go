@@ -21,7 +21,7 @@ var ErrConfig = errors.New("invalid container config")
 // imageRef is the resolved image; podIPs are the sandbox's addresses.
 func ContainerConfig(pod *v1.Pod, act StartAction, imageRef string, podIPs []string, node *Node) (*runtimeapi.ContainerConfig, error) {
 	spec := act.Spec
-	env, err := containerEnv(pod, spec, podIPs, node)
+	env, err := containerEnv(pod, spec, act.Env, podIPs, node)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,9 @@ type ContainerStage struct {
 	// Watcher, if set, learns of every container started and removed.
 	Watcher Watcher
 	Events  Recorder
+	// Env reads the configMaps and secrets of envFrom and valueFrom; nil
+	// without an API server.
+	Env EnvSource
 }
 
 func (s *ContainerStage) Handle(w *Work) Outcome {
@@ -158,6 +161,11 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		ips = s.Node.IPs
 	}
 	ev := recorderOr(s.Events)
+	if act.Env, err = FetchEnvObjects(ctx, s.Env, pod, act.Spec); err != nil {
+		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
+		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
+		return err
+	}
 	cfg, err := ContainerConfig(pod, act, imageRef, ips, s.Node)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())

@@ -20,6 +20,9 @@ type StartAction struct {
 	Spec    *v1.Container
 	Init    bool
 	Attempt uint32
+	// Env are the objects the environment refers to, read by the stage
+	// just before the config is built; the plan leaves it nil.
+	Env *EnvObjects
 }
 
 // ContainerPlan is what the containers stage does for one pass. Kills run

@@ -2,26 +2,49 @@ package stages
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// containerEnv resolves the container's environment in order: later
-// values may refer to earlier ones as $(NAME).
-func containerEnv(pod *v1.Pod, spec *v1.Container, podIPs []string, node *Node) ([]*runtimeapi.KeyValue, error) {
+// containerEnv resolves the container's environment in order: envFrom,
+// then env; a later value replaces an earlier one of the same name, and
+// may refer to earlier ones as $(NAME). objs holds the configMaps and
+// secrets referred to (nil without an API server).
+func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []string, node *Node) ([]*runtimeapi.KeyValue, error) {
 	var out []*runtimeapi.KeyValue
-	vals := make(map[string]string, len(spec.Env))
+	index := make(map[string]int, len(spec.Env))
+	set := func(name, val string) {
+		if i, ok := index[name]; ok {
+			out[i].Value = []byte(val)
+			return
+		}
+		index[name] = len(out)
+		out = append(out, &runtimeapi.KeyValue{Key: name, Value: []byte(val)})
+	}
 	lookup := func(name string) (string, bool) {
-		v, ok := vals[name]
-		return v, ok
+		if i, ok := index[name]; ok {
+			return string(out[i].Value), true
+		}
+		return "", false
 	}
 	for _, ef := range spec.EnvFrom {
-		if !optional(ef.ConfigMapRef, ef.SecretRef) {
-			return nil, fmt.Errorf("%w: envFrom: configMaps and secrets need an API server", ErrConfig)
+		data, err := envFromData(&ef, objs)
+		if err != nil {
+			return nil, err
+		}
+		keys := slices.Sorted(maps.Keys(data))
+		for _, k := range keys {
+			// The kubelet skips keys that are no variable names, too.
+			if name := ef.Prefix + k; len(validation.IsEnvVarName(name)) == 0 {
+				set(name, string(data[k]))
+			}
 		}
 	}
 	for _, e := range spec.Env {
@@ -41,35 +64,95 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, podIPs []string, node *Node) 
 				return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
 			}
 			val = v
-		case isOptionalKeyRef(e.ValueFrom):
-			continue
 		default:
-			return nil, fmt.Errorf("%w: env %s: configMap and secret references need an API server", ErrConfig, e.Name)
+			v, ok, err := keyRefValue(e.ValueFrom, objs)
+			if err != nil {
+				return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
+			}
+			if !ok {
+				continue
+			}
+			val = v
 		}
-		vals[e.Name] = val
-		out = append(out, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(val)})
+		set(e.Name, val)
 	}
 	return out, nil
 }
 
-func optional(cm *v1.ConfigMapEnvSource, s *v1.SecretEnvSource) bool {
-	if cm != nil && (cm.Optional == nil || !*cm.Optional) {
-		return false
+// envFromData is what one envFrom entry brings: nil for a missing
+// optional object.
+func envFromData(ef *v1.EnvFromSource, objs *EnvObjects) (map[string][]byte, error) {
+	kind, name, opt, from := "configmap", "", false, map[string]map[string][]byte(nil)
+	switch {
+	case ef.ConfigMapRef != nil:
+		name, opt = ef.ConfigMapRef.Name, isTrue(ef.ConfigMapRef.Optional)
+		if objs != nil {
+			from = objs.ConfigMaps
+		}
+	case ef.SecretRef != nil:
+		kind, name, opt = "secret", ef.SecretRef.Name, isTrue(ef.SecretRef.Optional)
+		if objs != nil {
+			from = objs.Secrets
+		}
+	default:
+		return nil, nil
 	}
-	if s != nil && (s.Optional == nil || !*s.Optional) {
-		return false
+	if objs == nil {
+		if opt {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: envFrom %s %q: configMaps and secrets need an API server", ErrConfig, kind, name)
 	}
-	return true
+	data := from[name]
+	if data == nil && !opt {
+		return nil, fmt.Errorf("%w: envFrom: %s %q not found", ErrConfig, kind, name)
+	}
+	return data, nil
 }
 
-func isOptionalKeyRef(src *v1.EnvVarSource) bool {
-	if r := src.ConfigMapKeyRef; r != nil {
-		return r.Optional != nil && *r.Optional
+// keyRefValue resolves a configMapKeyRef or secretKeyRef; ok is false when
+// an optional reference resolves to nothing.
+func keyRefValue(src *v1.EnvVarSource, objs *EnvObjects) (val string, ok bool, err error) {
+	var kind, name, key string
+	var opt bool
+	var from map[string]map[string][]byte
+	switch {
+	case src.ConfigMapKeyRef != nil:
+		r := src.ConfigMapKeyRef
+		kind, name, key, opt = "configmap", r.Name, r.Key, isTrue(r.Optional)
+		if objs != nil {
+			from = objs.ConfigMaps
+		}
+	case src.SecretKeyRef != nil:
+		r := src.SecretKeyRef
+		kind, name, key, opt = "secret", r.Name, r.Key, isTrue(r.Optional)
+		if objs != nil {
+			from = objs.Secrets
+		}
+	default:
+		return "", false, fmt.Errorf("unsupported value source")
 	}
-	if r := src.SecretKeyRef; r != nil {
-		return r.Optional != nil && *r.Optional
+	if objs == nil {
+		if opt {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("%s %q: configMaps and secrets need an API server", kind, name)
 	}
-	return false
+	data := from[name]
+	if data == nil {
+		if opt {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("%s %q not found", kind, name)
+	}
+	v, found := data[key]
+	if !found {
+		if opt {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %s in %s %q", key, kind, name)
+	}
+	return string(v), true, nil
 }
 
 // fieldRefValue resolves a downward-API field path.

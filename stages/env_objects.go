@@ -1,0 +1,83 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// EnvSource reads the configMaps and secrets a container's environment
+// refers to. found is false for a missing object asked for as optional; a
+// missing required one is an error.
+type EnvSource interface {
+	ConfigMap(ctx context.Context, namespace, name string, optional bool) (data map[string][]byte, found bool, err error)
+	Secret(ctx context.Context, namespace, name string, optional bool) (data map[string][]byte, found bool, err error)
+}
+
+// EnvObjects are what a container's envFrom and valueFrom refer to, read
+// before its config is built so that ContainerConfig stays a pure
+// function. A name mapped to nil is an optional object that does not
+// exist.
+type EnvObjects struct {
+	ConfigMaps map[string]map[string][]byte
+	Secrets    map[string]map[string][]byte
+}
+
+// FetchEnvObjects reads each object spec refers to once. It returns nil
+// without a source (no API server): references then fail as unresolvable,
+// unless optional.
+func FetchEnvObjects(ctx context.Context, src EnvSource, pod *v1.Pod, spec *v1.Container) (*EnvObjects, error) {
+	if src == nil {
+		return nil, nil
+	}
+	objs := &EnvObjects{ConfigMaps: map[string]map[string][]byte{}, Secrets: map[string]map[string][]byte{}}
+	get := func(secret bool, name string, optional *bool) error {
+		into, read := objs.ConfigMaps, src.ConfigMap
+		if secret {
+			into, read = objs.Secrets, src.Secret
+		}
+		if data, done := into[name]; done && (data != nil || isTrue(optional)) {
+			return nil
+		}
+		data, found, err := read(ctx, pod.Namespace, name, isTrue(optional))
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		if !found {
+			data = nil
+		}
+		into[name] = data
+		return nil
+	}
+	for _, ef := range spec.EnvFrom {
+		if r := ef.ConfigMapRef; r != nil {
+			if err := get(false, r.Name, r.Optional); err != nil {
+				return nil, err
+			}
+		}
+		if r := ef.SecretRef; r != nil {
+			if err := get(true, r.Name, r.Optional); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, e := range spec.Env {
+		if e.ValueFrom == nil {
+			continue
+		}
+		if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+			if err := get(false, r.Name, r.Optional); err != nil {
+				return nil, err
+			}
+		}
+		if r := e.ValueFrom.SecretKeyRef; r != nil {
+			if err := get(true, r.Name, r.Optional); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return objs, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -1,0 +1,102 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// fakeEnvSource serves objects from maps and counts reads.
+type fakeEnvSource struct {
+	cms, secrets map[string]map[string][]byte
+	reads        int
+}
+
+func (f *fakeEnvSource) read(m map[string]map[string][]byte, name string, optional bool) (map[string][]byte, bool, error) {
+	f.reads++
+	if d, ok := m[name]; ok {
+		return d, true, nil
+	}
+	if optional {
+		return nil, false, nil
+	}
+	return nil, false, errors.New(name + " not found")
+}
+
+func (f *fakeEnvSource) ConfigMap(_ context.Context, _, name string, optional bool) (map[string][]byte, bool, error) {
+	return f.read(f.cms, name, optional)
+}
+
+func (f *fakeEnvSource) Secret(_ context.Context, _, name string, optional bool) (map[string][]byte, bool, error) {
+	return f.read(f.secrets, name, optional)
+}
+
+func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
+	yes := true
+	src := &fakeEnvSource{
+		cms:     map[string]map[string][]byte{"app": {"MODE": []byte("fast"), "LEVEL": []byte("3"), "bad=name": []byte("x")}},
+		secrets: map[string]map[string][]byte{"creds": {"password": []byte("s3cret")}},
+	}
+	pod := envPod([]v1.EnvVar{
+		{Name: "MODE", Value: "slow"}, // env wins over envFrom
+		{Name: "PASS", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "creds"}, Key: "password"}}},
+		{Name: "LVL", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "LEVEL"}}},
+		{Name: "GONE", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope", Optional: &yes}}},
+		{Name: "ALSO", Value: "$(CFG_LEVEL)"},
+	}, v1.ResourceRequirements{})
+	spec := &pod.Spec.Containers[0]
+	spec.EnvFrom = []v1.EnvFromSource{
+		{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}},
+		{Prefix: "CFG_", ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}},
+		{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "missing"}, Optional: &yes}},
+	}
+	objs, err := FetchEnvObjects(context.Background(), src, pod, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.reads != 3 {
+		t.Errorf("%d reads, want 3 (app, missing, creds: each once)", src.reads)
+	}
+	kvs, err := containerEnv(pod, spec, objs, nil, envNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, kv := range kvs {
+		got = append(got, kv.Key+"="+string(kv.Value))
+	}
+	want := "LEVEL=3 MODE=slow CFG_LEVEL=3 CFG_MODE=fast PASS=s3cret LVL=3 ALSO=3"
+	if strings.Join(got, " ") != want {
+		t.Errorf("env\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+
+	bad := func(name string, e v1.EnvVar, wantMsg string) {
+		t.Helper()
+		p := envPod([]v1.EnvVar{e}, v1.ResourceRequirements{})
+		objs, err := FetchEnvObjects(context.Background(), src, p, &p.Spec.Containers[0])
+		if err == nil {
+			_, err = containerEnv(p, &p.Spec.Containers[0], objs, nil, envNode)
+		}
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), wantMsg) {
+			t.Errorf("%s: error %v, want ErrConfig with %q", name, err, wantMsg)
+		}
+	}
+	bad("missing key", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope"}}}, `couldn't find key nope in configmap "app"`)
+	bad("missing configMap", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: "other"}, Key: "k"}}}, "other not found")
+
+	// Without an API server only optional references resolve (to nothing).
+	p := envPod([]v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: "creds"}, Key: "password"}}}}, v1.ResourceRequirements{})
+	if _, err := containerEnv(p, &p.Spec.Containers[0], nil, nil, envNode); !errors.Is(err, ErrConfig) ||
+		!strings.Contains(err.Error(), "need an API server") {
+		t.Errorf("standalone secret reference: %v", err)
+	}
+}
