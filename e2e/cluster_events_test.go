@@ -56,8 +56,8 @@ func containsAll(s string, parts []string) bool {
 }
 
 // A pod as users write them: a configMap volume, an environment variable
-// from the same configMap, and the service account token volume the API
-// server adds. Its files are in the container, and
+// from the same configMap, the service account token volume the API
+// server adds, and the API server's service variables. Its files are in the container, and
 // each step shows up as an event, through to Killing on delete. A volume
 // whose configMap is missing reports FailedMount until the configMap
 // appears; then the pod starts.
@@ -65,7 +65,7 @@ func TestClusterVolumesAndEvents(t *testing.T) {
 	n := startNode(t)
 	n.waitReady(60 * time.Second)
 
-	p := n.apiPod("reader", "echo env:$GREETING; cat /etc/cfg/greeting; echo; cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo; "+
+	p := n.apiPod("reader", "echo env:$GREETING; echo svc:$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT; cat /etc/cfg/greeting; echo; cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo; "+
 		"test -s /var/run/secrets/kubernetes.io/serviceaccount/token && echo token-ok; "+
 		"touch /etc/cfg/x 2>/dev/null || echo read-only; sleep 3600")
 	yes := true
@@ -89,7 +89,7 @@ func TestClusterVolumesAndEvents(t *testing.T) {
 	running := n.waitAPIPod(n.name, p.Name, "Running", 60*time.Second, podRunning)
 	eventually(t, 10*time.Second, "the container printed its volumes", func() (bool, string) {
 		log := n.agent.readLog(running, "app", 0)
-		return containsAll(log, []string{"env:hello from the API", "hello from the API\n", n.name, "token-ok", "read-only"}), log
+		return containsAll(log, []string{"env:hello from the API", "svc:10.96.0.1:443", "hello from the API\n", n.name, "token-ok", "read-only"}), log
 	})
 	for _, want := range [][]string{
 		{"Normal Pulled spec.containers{app}", "already present on machine"},

@@ -33,6 +33,8 @@ type ContainerStage struct {
 	// Env reads the configMaps and secrets of envFrom and valueFrom; nil
 	// without an API server.
 	Env EnvSource
+	// Services gives the service variables; nil without an API server.
+	Services ServiceSource
 }
 
 func (s *ContainerStage) Handle(w *Work) Outcome {
@@ -161,7 +163,7 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		ips = s.Node.IPs
 	}
 	ev := recorderOr(s.Events)
-	if act.Env, err = FetchEnvObjects(ctx, s.Env, pod, act.Spec); err != nil {
+	if act.Env, err = FetchEnvObjects(ctx, s.Env, s.Services, pod, act.Spec); err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err

@@ -34,6 +34,12 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []st
 		}
 		return "", false
 	}
+	if objs != nil {
+		// Lowest precedence: envFrom and env replace these.
+		for _, e := range serviceEnv(pod, objs.Services) {
+			set(e.Name, e.Value)
+		}
+	}
 	for _, ef := range spec.EnvFrom {
 		data, err := envFromData(&ef, objs)
 		if err != nil {

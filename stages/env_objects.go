@@ -22,16 +22,25 @@ type EnvSource interface {
 type EnvObjects struct {
 	ConfigMaps map[string]map[string][]byte
 	Secrets    map[string]map[string][]byte
+	// Services are the services whose variables the container gets.
+	Services []*v1.Service
 }
 
-// FetchEnvObjects reads each object spec refers to once. It returns nil
-// without a source (no API server): references then fail as unresolvable,
-// unless optional.
-func FetchEnvObjects(ctx context.Context, src EnvSource, pod *v1.Pod, spec *v1.Container) (*EnvObjects, error) {
+// FetchEnvObjects reads each object spec refers to once, and the services
+// the pod sees. It returns nil without a source (no API server):
+// references then fail as unresolvable, unless optional.
+func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource, pod *v1.Pod, spec *v1.Container) (*EnvObjects, error) {
 	if src == nil {
 		return nil, nil
 	}
 	objs := &EnvObjects{ConfigMaps: map[string]map[string][]byte{}, Secrets: map[string]map[string][]byte{}}
+	if services != nil {
+		list, err := services.Services(pod.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		objs.Services = list
+	}
 	get := func(secret bool, name string, optional *bool) error {
 		into, read := objs.ConfigMaps, src.ConfigMap
 		if secret {

@@ -56,7 +56,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 		{Prefix: "CFG_", ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}},
 		{SecretRef: &v1.SecretEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "missing"}, Optional: &yes}},
 	}
-	objs, err := FetchEnvObjects(context.Background(), src, pod, spec)
+	objs, err := FetchEnvObjects(context.Background(), src, nil, pod, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 	bad := func(name string, e v1.EnvVar, wantMsg string) {
 		t.Helper()
 		p := envPod([]v1.EnvVar{e}, v1.ResourceRequirements{})
-		objs, err := FetchEnvObjects(context.Background(), src, p, &p.Spec.Containers[0])
+		objs, err := FetchEnvObjects(context.Background(), src, nil, p, &p.Spec.Containers[0])
 		if err == nil {
 			_, err = containerEnv(p, &p.Spec.Containers[0], objs, nil, envNode)
 		}

@@ -71,9 +71,11 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	var recorder stages.Recorder
 	var content stages.ContentSource
 	var envObjects stages.EnvSource
+	var services stages.ServiceSource
 	labels := nodeLabels(a.node.Name, nil)
 	if c := a.cluster; c != nil {
-		recorder, content, envObjects, labels = c.events, c.volumes, c.volumes, nodeLabels(a.node.Name, c.labels)
+		recorder, content, labels = c.events, c.volumes, nodeLabels(a.node.Name, c.labels)
+		envObjects, services = c.volumes, c.services
 	}
 
 	hier, err := cgroupfs.FindHierarchies()
@@ -101,7 +103,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		}
 	}
 	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, Events: recorder}
-	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder, Env: envObjects}
+	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder, Env: envObjects, Services: services}
 	if a.plane != nil {
 		sandboxes.Watcher, containers.Watcher = a.plane, a.plane
 	}

@@ -26,6 +26,7 @@ type cluster struct {
 	labels    map[string]string // --node-labels
 	events    *events.Recorder
 	volumes   *volumes.Source
+	services  *kubeapi.Services
 	heartbeat *node.Heartbeat
 	api       *sources.APIWatcher
 	mirrors   *mirror.Manager
@@ -51,10 +52,11 @@ func (a *agent) connectCluster(ctx context.Context) error {
 		return err
 	}
 	a.cluster = &cluster{
-		client:  client,
-		labels:  labels,
-		events:  events.New(ctx, client, a.node.Name),
-		volumes: volumes.New(client, a.node.Allocatable),
+		client:   client,
+		labels:   labels,
+		events:   events.New(ctx, client, a.node.Name),
+		volumes:  volumes.New(client, a.node.Allocatable),
+		services: kubeapi.NewServices(client),
 	}
 	return nil
 }
@@ -84,6 +86,7 @@ func (a *agent) wireCluster(runtimeName, runtimeVersion string) error {
 // run starts the loops that talk to the API server.
 func (c *cluster) run(goRun func(func(context.Context))) {
 	goRun(c.heartbeat.Run)
+	goRun(c.services.Run)
 	goRun(c.mirrors.Run)
 	goRun(c.statuses.Run)
 	goRun(c.api.Run)
