@@ -20,8 +20,40 @@ type Config struct {
 	UserAgent string
 }
 
+// Clients are podline's three connections, split as the kubelet splits
+// them so that one kind of traffic cannot starve another: Pods for pods,
+// volumes and statuses (--kube-api-qps/--kube-api-burst), Events for
+// events (--event-qps/--event-burst), and Heartbeat, unthrottled, for the
+// node status and lease, which must never wait behind a burst of pod
+// starts or the node would be marked NotReady.
+type Clients struct {
+	Pods, Events, Heartbeat kubernetes.Interface
+}
+
+// NewClients makes the three from one kubeconfig. eventQPS and eventBurst
+// limit the events client.
+func NewClients(c Config, eventQPS float32, eventBurst int) (*Clients, error) {
+	pods, _, err := New(c)
+	if err != nil {
+		return nil, err
+	}
+	ev := c
+	ev.QPS, ev.Burst = eventQPS, eventBurst
+	events, _, err := New(ev)
+	if err != nil {
+		return nil, err
+	}
+	hb := c
+	hb.QPS, hb.Burst = -1, 0 // no client-side limit
+	heartbeat, _, err := New(hb)
+	if err != nil {
+		return nil, err
+	}
+	return &Clients{Pods: pods, Events: events, Heartbeat: heartbeat}, nil
+}
+
 // New loads the kubeconfig and returns a clientset whose requests share one
-// token bucket of QPS and Burst, as the kubelet's do.
+// token bucket of QPS and Burst (none with a negative QPS).
 func New(c Config) (kubernetes.Interface, *rest.Config, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {

@@ -22,15 +22,16 @@ import (
 // cluster is everything that talks to the API server. It is nil without
 // --kubeconfig: podline then runs standalone, from static and URL pods.
 type cluster struct {
-	client    kubernetes.Interface
-	labels    map[string]string // --node-labels
-	events    *events.Recorder
-	volumes   *volumes.Source
-	services  *kubeapi.Services
-	heartbeat *node.Heartbeat
-	api       *sources.APIWatcher
-	mirrors   *mirror.Manager
-	statuses  *podstatus.Manager
+	client          kubernetes.Interface // pods, volumes, statuses, mirror pods
+	heartbeatClient kubernetes.Interface // node status and lease, unthrottled
+	labels          map[string]string    // --node-labels
+	events          *events.Recorder
+	volumes         *volumes.Source
+	services        *kubeapi.Services
+	heartbeat       *node.Heartbeat
+	api             *sources.APIWatcher
+	mirrors         *mirror.Manager
+	statuses        *podstatus.Manager
 }
 
 // connectCluster makes the client and what the stages need of the API
@@ -44,19 +45,21 @@ func (a *agent) connectCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--node-labels: %w", err)
 	}
-	client, _, err := kubeapi.New(kubeapi.Config{
+	clients, err := kubeapi.NewClients(kubeapi.Config{
 		Kubeconfig: o.kubeconfig, QPS: float32(o.kubeAPIQPS), Burst: o.kubeAPIBurst,
 		UserAgent: "podline/" + version + " (" + a.node.Name + ")",
-	})
+	}, float32(o.eventQPS), o.eventBurst)
 	if err != nil {
 		return err
 	}
+	client := clients.Pods
 	a.cluster = &cluster{
-		client:   client,
-		labels:   labels,
-		events:   events.New(ctx, client, a.node.Name),
-		volumes:  volumes.New(client, a.node.Allocatable),
-		services: kubeapi.NewServices(client),
+		client:          client,
+		heartbeatClient: clients.Heartbeat,
+		labels:          labels,
+		events:          events.New(ctx, clients.Events, a.node.Name),
+		volumes:         volumes.New(client, a.node.Allocatable),
+		services:        kubeapi.NewServices(client),
 	}
 	return nil
 }

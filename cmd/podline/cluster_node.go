@@ -42,7 +42,7 @@ func (a *agent) buildHeartbeat(runtimeName, runtimeVersion string) error {
 	hard, _ := node.ParseThresholds(o.evictionHard)
 	hold := &node.PressureHold{Period: pressureTransitionPeriod}
 	c.heartbeat, err = node.NewHeartbeat(node.Config{
-		Client: c.client, Name: a.node.Name,
+		Client: c.heartbeatClient, Name: a.node.Name,
 		Labels: c.labels, Taints: taints, Register: o.registerNode,
 		Capacity: a.node.Capacity, Allocatable: a.node.Allocatable,
 		Addresses:       node.Addresses(a.node.IPs, a.node.Name),

@@ -66,6 +66,8 @@ type options struct {
 	nodeLeaseDurationSeconds  int
 	kubeAPIQPS                float64
 	kubeAPIBurst              int
+	eventQPS                  float64
+	eventBurst                int
 	port                      int
 }
 
@@ -158,6 +160,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.nodeLeaseDurationSeconds, "node-lease-duration-seconds", 40, "Duration of the node lease; it is renewed every quarter of it.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", 50, "Requests per second to the API server.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst of requests to the API server.")
+	fs.Float64Var(&o.eventQPS, "event-qps", 50, "Events per second sent to the API server (a client of their own).")
+	fs.IntVar(&o.eventBurst, "event-burst", 100, "Burst of events sent to the API server.")
 	fs.IntVar(&o.port, "port", 10250, "Port of the authenticated server, reported in the Node's daemonEndpoints.")
 	return fs
 }
@@ -185,6 +189,8 @@ func (o *options) validate() error {
 		{o.nodeLeaseDurationSeconds <= 0, "--node-lease-duration-seconds", "must be positive"},
 		{o.kubeAPIQPS <= 0, "--kube-api-qps", "must be positive"},
 		{o.kubeAPIBurst < 1, "--kube-api-burst", "must be at least 1"},
+		{o.eventQPS <= 0, "--event-qps", "must be positive"},
+		{o.eventBurst < 1, "--event-burst", "must be at least 1"},
 		{o.port < 0 || o.port > 65535, "--port", "must be 0-65535"},
 	}
 	for _, c := range checks {
