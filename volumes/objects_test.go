@@ -1,6 +1,8 @@
 package volumes
 
 import (
+	"time"
+
 	"context"
 	"testing"
 
@@ -95,6 +97,8 @@ func TestConfigMapVolumeUpdate(t *testing.T) {
 	pod := testPod()
 	cs := fake.NewClientset(configMap("shop", "cfg", map[string]string{"a": "1", "b": "2"}, nil))
 	s := New(cs, nil)
+	clock := time.Now()
+	s.objects.now = func() time.Time { return clock }
 	dir := volumeDir(t)
 	vol := &v1.Volume{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 		LocalObjectReference: v1.LocalObjectReference{Name: "cfg"},
@@ -112,6 +116,13 @@ func TestConfigMapVolumeUpdate(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("shop").Update(ctx, configMap("shop", "cfg", map[string]string{"a": "1b", "c": "3"}, nil), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.SetUp(ctx, pod, vol, dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := contents(t, dir); got["a"] != "1" {
+		t.Fatalf("within %s of the last read the volume holds %v, want the read's content", objectTTL, got)
+	}
+	clock = clock.Add(objectTTL)
 	if err := s.SetUp(ctx, pod, vol, dir); err != nil {
 		t.Fatal(err)
 	}

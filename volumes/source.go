@@ -11,13 +11,15 @@ import (
 )
 
 // Source fills configMap, secret, downwardAPI and projected volumes from
-// the API server; it is the volume stage's stages.ContentSource. It keeps
-// no state between calls (a token already in the volume is its only
-// cache) and is safe for concurrent use on different directories.
+// the API server; it is the volume stage's stages.ContentSource. Between
+// calls it keeps only a few seconds of configMap and secret reads (and a
+// token already in the volume), and it is safe for concurrent use on
+// different directories.
 type Source struct {
 	client      kubernetes.Interface
 	allocatable v1.ResourceList
 	now         func() time.Time
+	objects     *objectCache
 }
 
 // New returns a Source that reads objects and requests tokens through
@@ -25,7 +27,7 @@ type Source struct {
 // container and pod leave unset reads as the node's allocatable. The map
 // is kept, not copied, and must not change afterwards.
 func New(client kubernetes.Interface, allocatable v1.ResourceList) *Source {
-	return &Source{client: client, allocatable: allocatable, now: time.Now}
+	return &Source{client: client, allocatable: allocatable, now: time.Now, objects: newObjectCache(time.Now)}
 }
 
 // Handles reports whether vol is a volume Source fills.

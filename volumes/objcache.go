@@ -1,0 +1,95 @@
+package volumes
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// objectTTL is how long one read of a configMap or secret serves others.
+// Pods that start together in a namespace all read the same objects (every
+// service account volume reads its kube-root-ca.crt): at 1,000 pods one
+// read each would be 1,000 requests under the node's API rate limit. A few
+// seconds coalesce such a burst into a handful of reads, and a pod never
+// starts with content older than that.
+const objectTTL = 5 * time.Second
+
+// maxCachedObjects bounds the cache; beyond it expired entries are dropped.
+const maxCachedObjects = 4096
+
+type objectKey struct{ kind, namespace, name string }
+
+// cachedObject is one read: while done is open it is in flight, and
+// readers of the same object wait for it instead of reading again.
+type cachedObject struct {
+	done  chan struct{}
+	at    time.Time
+	data  map[string][]byte // shared by every reader: read only
+	found bool
+	err   error
+}
+
+// objectCache coalesces reads of the same object within objectTTL. Only
+// answers are kept (found or not found); an error is never reused.
+type objectCache struct {
+	mu      sync.Mutex
+	objects map[objectKey]*cachedObject
+	now     func() time.Time
+}
+
+func newObjectCache(now func() time.Time) *objectCache {
+	return &objectCache{objects: make(map[objectKey]*cachedObject), now: now}
+}
+
+// get returns the cached answer for key, or reads it with fetch.
+func (c *objectCache) get(ctx context.Context, key objectKey, fetch func(context.Context) (map[string][]byte, bool, error)) (map[string][]byte, bool, error) {
+	c.mu.Lock()
+	o := c.objects[key]
+	if o != nil && !c.fresh(o) {
+		o = nil
+	}
+	if o == nil {
+		o = &cachedObject{done: make(chan struct{})}
+		c.prune()
+		c.objects[key] = o
+		c.mu.Unlock()
+		o.data, o.found, o.err = fetch(ctx)
+		c.mu.Lock()
+		o.at = c.now()
+		if o.err != nil && c.objects[key] == o {
+			delete(c.objects, key)
+		}
+		c.mu.Unlock()
+		close(o.done)
+		return o.data, o.found, o.err
+	}
+	c.mu.Unlock()
+	select {
+	case <-o.done:
+		return o.data, o.found, o.err
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
+// fresh: in flight, or answered less than objectTTL ago. Called with mu.
+func (c *objectCache) fresh(o *cachedObject) bool {
+	select {
+	case <-o.done:
+		return c.now().Sub(o.at) < objectTTL
+	default:
+		return true
+	}
+}
+
+// prune drops expired entries once the cache is full. Called with mu.
+func (c *objectCache) prune() {
+	if len(c.objects) < maxCachedObjects {
+		return
+	}
+	for k, o := range c.objects {
+		if !c.fresh(o) {
+			delete(c.objects, k)
+		}
+	}
+}
