@@ -33,6 +33,7 @@ type Clients struct {
 // NewClients makes the three from one kubeconfig. eventQPS and eventBurst
 // limit the events client.
 func NewClients(c Config, eventQPS float32, eventBurst int) (*Clients, error) {
+	registerMetrics()
 	pods, _, err := New(c)
 	if err != nil {
 		return nil, err
