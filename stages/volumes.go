@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/internal/tmpfs"
 )
 
 // ErrMount marks a volume that could not be set up; the pod waits in
@@ -122,7 +124,7 @@ func setupEmptyDir(path string, src *v1.EmptyDirVolumeSource) error {
 	if src.SizeLimit != nil {
 		size = src.SizeLimit.Value()
 	}
-	return mountTmpfs(path, size)
+	return tmpfs.Ensure(path, 0o777, size)
 }
 
 // checkHostPath applies a hostPath volume's type check, creating the path

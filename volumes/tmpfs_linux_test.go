@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/podline/podline/internal/mountinfo"
+	"github.com/podline/podline/internal/tmpfs"
 )
 
 // onTmpfs reports whether a tmpfs is mounted exactly at dir.
@@ -30,7 +31,7 @@ func countMounts(t *testing.T, dir string) int {
 
 func TestEnsureTmpfsMountsOnce(t *testing.T) {
 	dir := volumeDir(t)
-	if mounted, err := isMountPoint(dir); err != nil || mounted {
+	if mounted, err := tmpfs.IsMountPoint(dir); err != nil || mounted {
 		t.Fatalf("fresh dir: mounted=%v err=%v", mounted, err)
 	}
 	for range 3 {
