@@ -98,8 +98,6 @@ func NewAPISource(c APIConfig) *APIWatcher {
 // HasSynced reports whether the first full list has arrived.
 func (s *APIWatcher) HasSynced() bool { return s.store.synced.Load() }
 
-// Run lists, watches and delivers until ctx is done. A Set blocked on a
-// lagging consumer is released by Merger.Close.
 // watchBackoff spaces the reflector's retries after a failed list or
 // watch. client-go's default grows to 30 s with full jitter, so pods made
 // right after an API server restart waited up to a minute; capped at 8 s
@@ -107,6 +105,8 @@ func (s *APIWatcher) HasSynced() bool { return s.store.synced.Load() }
 // and one node's retries stay a trickle against a recovering server.
 var watchBackoff = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 16, Cap: 8 * time.Second}
 
+// Run lists, watches and delivers until ctx is done. A Set blocked on a
+// lagging consumer is released by Merger.Close.
 func (s *APIWatcher) Run(ctx context.Context) {
 	logger := logr.FromSlogHandler(s.log.Handler())
 	r := cache.NewReflectorWithOptions(s.listWatch(), &v1.Pod{}, s.store, cache.ReflectorOptions{

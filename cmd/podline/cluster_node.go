@@ -89,19 +89,15 @@ func (a *agent) nodeReady() error {
 // observe measures the eviction signals; one that cannot be read is left
 // out, which puts the node under no pressure for it.
 func (a *agent) observe() node.Observations {
-	obs := node.Observations{}
 	mem, memErr := machine.ReadMemory("/proc/meminfo")
 	fs, fsErr := machine.FsStats(a.o.rootDir)
-	if memErr == nil && fsErr == nil {
-		return node.MachineObservations(mem, fs)
+	obs := node.MachineObservations(mem, fs)
+	if memErr != nil {
+		delete(obs, "memory.available")
 	}
-	if memErr == nil {
-		all := node.MachineObservations(mem, machine.Fs{})
-		obs["memory.available"] = all["memory.available"]
-	}
-	if fsErr == nil {
-		all := node.MachineObservations(machine.Memory{}, fs)
-		obs["nodefs.available"], obs["nodefs.inodesFree"] = all["nodefs.available"], all["nodefs.inodesFree"]
+	if fsErr != nil {
+		delete(obs, "nodefs.available")
+		delete(obs, "nodefs.inodesFree")
 	}
 	return obs
 }
