@@ -66,10 +66,7 @@ cmd_stop() {
 	need_root "agent.sh stop"
 	local pid
 	if pid=$(agent_pid); then
-		kill "$pid"
-		for _ in $(seq 50); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
-		[[ -d /proc/$pid ]] && kill -9 "$pid"
-		log "podline stopped"
+		stop_podline "$pid" 5
 	fi
 	rm -f "$AGENT_PID"
 }
@@ -77,16 +74,10 @@ cmd_stop() {
 # cleanup removes what podline made once the runtime is down: its pod
 # directories (unmounting tmpfs volumes first), logs and pod cgroups.
 cmd_cleanup() {
-	local m
+	remove_podline_leftovers "$AGENT_ROOT" "$CGROUP_ROOT"
 	if [[ -d $AGENT_ROOT ]]; then
-		while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done \
-			< <(awk -v root="$AGENT_ROOT/" 'index($5, root) == 1 {print $5}' /proc/self/mountinfo | sort -r)
 		rm -rf "${AGENT_ROOT:?}" "${AGENT_LOGS:?}"
 	fi
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[[ -d $h$CGROUP_ROOT ]] || continue
-		find "$h$CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null || true
-	done
 }
 
 case ${1:-} in

@@ -103,10 +103,7 @@ MSG
 stop_node() {
 	local pid
 	if pid=$(node_pid); then
-		kill "$pid"
-		for _ in $(seq 100); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
-		[[ -d /proc/$pid ]] && kill -9 "$pid"
-		log "podline stopped"
+		stop_podline "$pid" 10
 	fi
 	rm -f "$NODE_PID"
 }
@@ -114,16 +111,8 @@ stop_node() {
 # cleanup removes what podline made once the runtime is down: pod
 # directories (tmpfs volumes unmounted first), container logs, pod cgroups.
 cleanup() {
-	local m h
-	if [[ -d $NODE_ROOT ]]; then
-		while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done \
-			< <(awk -v root="$NODE_ROOT/" 'index($5, root) == 1 {print $5}' /proc/self/mountinfo | sort -r)
-	fi
+	remove_podline_leftovers "$NODE_ROOT" "$CGROUP_ROOT"
 	rm -rf "${NODE_STATE:?}"
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[[ -d $h$CGROUP_ROOT ]] || continue
-		find "$h$CGROUP_ROOT" -depth -type d -exec rmdir {} + 2>/dev/null || true
-	done
 }
 
 cmd_down() {

@@ -54,6 +54,32 @@ need_root() {
 	[[ $(id -u) -eq 0 ]] || die "$1 needs root (containerd, runc and mounts)"
 }
 
+# stop_podline PID SECONDS: SIGTERM, then SIGKILL if it is still there
+# after SECONDS.
+stop_podline() {
+	local pid=$1 i
+	kill "$pid"
+	for ((i = 0; i < $2 * 10; i++)); do [[ -d /proc/$pid ]] || break; sleep 0.1; done
+	[[ -d /proc/$pid ]] && kill -9 "$pid"
+	log "podline stopped"
+}
+
+# remove_podline_leftovers ROOT CGROUP_ROOT: what a podline made once the
+# runtime is down: the tmpfs volumes under ROOT (deepest first), and its
+# pod cgroups under CGROUP_ROOT in every hierarchy. The caller removes its
+# own directories.
+remove_podline_leftovers() {
+	local root=$1 cgroup_root=$2 m h
+	if [[ -d $root ]]; then
+		while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done \
+			< <(awk -v root="$root/" 'index($5, root) == 1 {print $5}' /proc/self/mountinfo | sort -r)
+	fi
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[[ -d $h$cgroup_root ]] || continue
+		find "$h$cgroup_root" -depth -type d -exec rmdir {} + 2>/dev/null || true
+	done
+}
+
 # ctr against our containerd, in the namespace the CRI plugin uses. ctr
 # repeats containerd's cgroup v1 deprecation notice on every call; it says
 # nothing about this call, so it is dropped.
