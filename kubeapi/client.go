@@ -1,6 +1,7 @@
-// Package kubeapi builds podline's one connection to the API server. It owns
-// the kubeconfig and the client-side rate limit (--kube-api-qps,
-// --kube-api-burst); it holds no state about pods or nodes.
+// Package kubeapi builds podline's connections to the API server. It owns
+// the kubeconfig and the client-side rate limits (--kube-api-qps,
+// --kube-api-burst, --event-qps, --event-burst), and the Services cache;
+// it holds no state about pods or nodes.
 package kubeapi
 
 import (
@@ -30,37 +31,14 @@ type Clients struct {
 	Pods, Events, Heartbeat kubernetes.Interface
 }
 
-// NewClients makes the three from one kubeconfig. eventQPS and eventBurst
-// limit the events client.
+// NewClients loads the kubeconfig once and makes the three clients from
+// it. eventQPS and eventBurst limit the events client.
 func NewClients(c Config, eventQPS float32, eventBurst int) (*Clients, error) {
 	registerMetrics()
-	pods, _, err := New(c)
-	if err != nil {
-		return nil, err
-	}
-	ev := c
-	ev.QPS, ev.Burst = eventQPS, eventBurst
-	events, _, err := New(ev)
-	if err != nil {
-		return nil, err
-	}
-	hb := c
-	hb.QPS, hb.Burst = -1, 0 // no client-side limit
-	heartbeat, _, err := New(hb)
-	if err != nil {
-		return nil, err
-	}
-	return &Clients{Pods: pods, Events: events, Heartbeat: heartbeat}, nil
-}
-
-// New loads the kubeconfig and returns a clientset whose requests share one
-// token bucket of QPS and Burst (none with a negative QPS).
-func New(c Config) (kubernetes.Interface, *rest.Config, error) {
 	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+		return nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
 	}
-	rc.QPS, rc.Burst = c.QPS, c.Burst
 	if c.UserAgent != "" {
 		rc.UserAgent = c.UserAgent
 	}
@@ -68,9 +46,21 @@ func New(c Config) (kubernetes.Interface, *rest.Config, error) {
 	// watches; every built-in type podline uses speaks it.
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+	var out Clients
+	for _, cl := range []struct {
+		into  *kubernetes.Interface
+		qps   float32
+		burst int
+	}{
+		{&out.Pods, c.QPS, c.Burst},
+		{&out.Events, eventQPS, eventBurst},
+		{&out.Heartbeat, -1, 0}, // a negative QPS: no client-side limit
+	} {
+		cfg := rest.CopyConfig(rc)
+		cfg.QPS, cfg.Burst = cl.qps, cl.burst
+		if *cl.into, err = kubernetes.NewForConfig(cfg); err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+		}
 	}
-	return cs, rc, nil
+	return &out, nil
 }
