@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -64,6 +65,15 @@ func suffixed(ss []string, suffix string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Labels are the labels a Node registers with: the well-known ones for
+// hostname, then extra (--node-labels) over them. Admission matches pods'
+// nodeSelector against the same set.
+func Labels(hostname string, extra map[string]string) map[string]string {
+	l := defaultLabels(hostname)
+	maps.Copy(l, extra)
+	return l
 }
 
 // defaultLabels are the labels the kubelet puts on its Node and keeps

@@ -24,10 +24,7 @@ func initialNode(c *Config, now time.Time, h Health) (*v1.Node, []string) {
 	if hostname == "" {
 		hostname = c.Name
 	}
-	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: defaultLabels(hostname)}}
-	for k, v := range c.Labels {
-		n.Labels[k] = v
-	}
+	n := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Labels: Labels(hostname, c.Labels)}}
 	if len(c.Taints) > 0 {
 		n.Spec.Taints = append([]v1.Taint(nil), c.Taints...)
 	}

@@ -72,9 +72,9 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	var content stages.ContentSource
 	var envObjects stages.EnvSource
 	var services stages.ServiceSource
-	labels := nodeLabels(a.node.Name, nil)
+	labels := node.Labels(a.node.Name, nil)
 	if c := a.cluster; c != nil {
-		recorder, content, labels = c.events, c.volumes, nodeLabels(a.node.Name, c.labels)
+		recorder, content, labels = c.events, c.volumes, node.Labels(a.node.Name, c.labels)
 		envObjects, services = c.volumes, c.services
 	}
 

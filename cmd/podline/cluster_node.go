@@ -3,12 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
-	"runtime"
 	"strings"
 	"time"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/machine"
 	"github.com/podline/podline/node"
@@ -18,19 +14,6 @@ import (
 // --eviction-pressure-transition-period default: a pressure condition
 // stays on this long after its signal recovered, so it does not flap.
 const pressureTransitionPeriod = 5 * time.Minute
-
-// nodeLabels are the labels the Node is registered with and admission
-// matches nodeSelector and affinity against: the well-known ones, then
-// --node-labels over them.
-func nodeLabels(name string, extra map[string]string) map[string]string {
-	l := map[string]string{
-		v1.LabelHostname:   name,
-		v1.LabelOSStable:   runtime.GOOS,
-		v1.LabelArchStable: runtime.GOARCH,
-	}
-	maps.Copy(l, extra)
-	return l
-}
 
 // buildHeartbeat wires node registration, status and lease.
 func (a *agent) buildHeartbeat(runtimeName, runtimeVersion string) error {
