@@ -16,13 +16,7 @@ AGENT_LOGS=$PODLINE_STATE/pod-logs
 CGROUP_ROOT=/podline-dev
 READ_ONLY_PORT=${READ_ONLY_PORT:-10255}
 
-agent_pid() {
-	local pid
-	[[ -s $AGENT_PID ]] || return 1
-	pid=$(<"$AGENT_PID")
-	[[ -d /proc/$pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$REPO/bin/podline"* ]] || return 1
-	echo "$pid"
-}
+agent_pid() { podline_pid "$AGENT_PID"; }
 
 cmd_start() {
 	need_root "agent.sh start"

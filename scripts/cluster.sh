@@ -31,13 +31,7 @@ node_name() {
 }
 
 # node_pid prints the pid of our podline if it runs.
-node_pid() {
-	local pid
-	[[ -s $NODE_PID ]] || return 1
-	pid=$(<"$NODE_PID")
-	[[ -d /proc/$pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$REPO/bin/podline"* ]] || return 1
-	echo "$pid"
-}
+node_pid() { podline_pid "$NODE_PID"; }
 
 # node_ready NAME KUBECTL: the Node's Ready condition is True.
 node_ready() {
@@ -51,8 +45,7 @@ cmd_up() {
 	name=$(node_name)
 	[[ -x $REPO/bin/podline ]] || die "no $REPO/bin/podline: run make build (make cluster does)"
 	# Two agents on one containerd would remove each other's pods.
-	if [[ -s $PODLINE_RUN/podline.pid ]] &&
-		[[ $(readlink "/proc/$(<"$PODLINE_RUN/podline.pid")/exe" 2>/dev/null) == "$REPO/bin/podline"* ]]; then
+	if podline_pid "$PODLINE_RUN/podline.pid" >/dev/null; then
 		die "the podline of \`make run\` runs on the same containerd; \`make stop\` it first"
 	fi
 	"$PODLINE_SCRIPTS/runtime.sh" up

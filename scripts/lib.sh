@@ -54,6 +54,17 @@ need_root() {
 	[[ $(id -u) -eq 0 ]] || die "$1 needs root (containerd, runc and mounts)"
 }
 
+# podline_pid PIDFILE prints the pid in PIDFILE if that process is the
+# repository's bin/podline (a recycled pid is not).
+podline_pid() {
+	local pid repo
+	[[ -s $1 ]] || return 1
+	pid=$(<"$1")
+	repo=$(cd "$PODLINE_SCRIPTS/.." && pwd)
+	[[ -d /proc/$pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$repo/bin/podline"* ]] || return 1
+	echo "$pid"
+}
+
 # stop_podline PID SECONDS: SIGTERM, then SIGKILL if it is still there
 # after SECONDS.
 stop_podline() {
