@@ -33,7 +33,7 @@ func ContainerConfig(pod *v1.Pod, act StartAction, imageRef string, podIPs []str
 		}
 		return "", false
 	}
-	mounts, err := containerMounts(pod, spec, node)
+	mounts, err := containerMounts(pod, spec, node, env)
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +94,13 @@ func gracePeriod(pod *v1.Pod) int64 {
 }
 
 // containerMounts turns volumeMounts into CRI mounts onto the volumes'
-// host directories.
-func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node) ([]*runtimeapi.Mount, error) {
+// host directories, or onto the bind targets of subPath mounts (which the
+// container stage binds before it creates the container).
+func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node, env []*runtimeapi.KeyValue) ([]*runtimeapi.Mount, error) {
+	binds, err := SubPathBinds(pod, spec, node, env)
+	if err != nil {
+		return nil, err
+	}
 	var out []*runtimeapi.Mount
 	for _, vm := range spec.VolumeMounts {
 		vol := findVolume(pod, vm.Name)
@@ -106,12 +111,8 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node) ([]*runtimeapi
 		if !ok {
 			return nil, fmt.Errorf("%w: volume %q: unsupported volume type", ErrConfig, vm.Name)
 		}
-		if vm.SubPath != "" {
-			sub, err := subPath(host, vm.SubPath)
-			if err != nil {
-				return nil, fmt.Errorf("%w: volumeMount %q: %v", ErrConfig, vm.Name, err)
-			}
-			host = sub
+		if vm.SubPath != "" || vm.SubPathExpr != "" {
+			host, binds = binds[0].Target, binds[1:]
 		}
 		out = append(out, &runtimeapi.Mount{
 			ContainerPath: vm.MountPath,
@@ -123,20 +124,6 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node) ([]*runtimeapi
 		})
 	}
 	return out, nil
-}
-
-// subPath joins a volumeMount subPath onto its volume, refusing paths that
-// leave the volume.
-func subPath(volume, sub string) (string, error) {
-	if filepath.IsAbs(sub) {
-		return "", fmt.Errorf("subPath %q must be relative", sub)
-	}
-	joined := filepath.Join(volume, sub)
-	rel, err := filepath.Rel(volume, joined)
-	if err != nil || rel == ".." || len(rel) > 2 && rel[:3] == "../" {
-		return "", fmt.Errorf("subPath %q leaves the volume", sub)
-	}
-	return joined, nil
 }
 
 func propagation(m *v1.MountPropagationMode) runtimeapi.MountPropagation {

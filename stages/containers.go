@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -174,8 +173,8 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
-	if err := s.prepareDirs(pod, act); err != nil {
-		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
+	if err := s.bindSubPaths(pod, act, cfg); err != nil {
+		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
@@ -210,21 +209,15 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	return nil
 }
 
-// prepareDirs makes the subPath directories inside emptyDir volumes,
-// which the runtime expects to exist. (The runtime makes the container's
-// log directory inside the pod's.)
-func (s *ContainerStage) prepareDirs(pod *v1.Pod, act StartAction) error {
-	for _, vm := range act.Spec.VolumeMounts {
-		vol := findVolume(pod, vm.Name)
-		if vm.SubPath == "" || vol == nil || vol.EmptyDir == nil {
-			continue
-		}
-		host, _ := VolumeHostPath(s.Node, pod, vol)
-		dir, err := subPath(host, vm.SubPath)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(dir, 0o777); err != nil {
+// bindSubPaths makes and binds each subPath mount of the container
+// (see SubPathBind), after the config named the bind targets.
+func (s *ContainerStage) bindSubPaths(pod *v1.Pod, act StartAction, cfg *runtimeapi.ContainerConfig) error {
+	binds, err := SubPathBinds(pod, act.Spec, s.Node, cfg.Envs)
+	if err != nil {
+		return err
+	}
+	for _, b := range binds {
+		if err := b.Prepare(); err != nil {
 			return err
 		}
 	}
