@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -45,11 +44,12 @@ func (w writer) write(dir string, pl payload) (changed bool, retErr error) {
 	}
 	if w.gid >= 0 {
 		for p, f := range pl {
-			pl[p] = file{data: f.data, mode: f.mode | fsGroupFileBits}
+			f.mode |= fsGroupFileBits
+			pl[p] = f
 		}
-		if err := w.ownRoot(dir); err != nil {
-			return false, err
-		}
+	}
+	if err := w.ownRoot(dir); err != nil {
+		return false, err
 	}
 	oldTS, err := os.Readlink(filepath.Join(dir, dataLink))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -81,6 +81,10 @@ func (w writer) write(dir string, pl payload) (changed bool, retErr error) {
 	if err := os.Symlink(filepath.Base(tsDir), tmp); err != nil {
 		return false, fmt.Errorf("link new data: %w", err)
 	}
+	if err := w.ownLink(tmp); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
 	if err := os.Rename(tmp, filepath.Join(dir, dataLink)); err != nil {
 		os.Remove(tmp)
 		return false, fmt.Errorf("switch to new data: %w", err)
@@ -111,7 +115,7 @@ func removeOldData(dir, keep string) error {
 
 // fill writes pl into the fresh directory tsDir.
 func (w writer) fill(tsDir string, pl payload) error {
-	if err := w.ownDir(tsDir, 0o755); err != nil {
+	if err := w.ownDir(tsDir, dataDirMode); err != nil {
 		return err
 	}
 	for p, f := range pl {
@@ -122,8 +126,7 @@ func (w writer) fill(tsDir string, pl payload) error {
 		if err := os.WriteFile(path, f.data, f.mode); err != nil {
 			return fmt.Errorf("write %s: %w", p, err)
 		}
-		// The umask narrowed the mode WriteFile created the file with.
-		if err := w.ownFile(path, f.mode); err != nil {
+		if err := w.ownFile(path, f.mode, f.uid); err != nil {
 			return err
 		}
 	}
@@ -141,49 +144,17 @@ func (w writer) mkdirs(root, dir string) error {
 	if err := w.mkdirs(root, filepath.Dir(dir)); err != nil {
 		return err
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, dataDirMode); err != nil {
 		return err
 	}
-	return w.ownDir(dir, 0o755)
-}
-
-// ownFile sets a file's mode and, with an fsGroup, its group.
-func (w writer) ownFile(path string, mode fs.FileMode) error {
-	if w.gid >= 0 {
-		if err := os.Lchown(path, -1, w.gid); err != nil {
-			return fmt.Errorf("chown %s: %w", path, err)
-		}
-	}
-	if err := os.Chmod(path, mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	return nil
-}
-
-// ownDir sets a directory's mode and, with an fsGroup, its group, group
-// read and search, and the setgid bit, so the group can reach every file.
-func (w writer) ownDir(path string, mode fs.FileMode) error {
-	if w.gid >= 0 {
-		mode |= fs.ModeSetgid | 0o550
-	}
-	return w.ownFile(path, mode)
-}
-
-// ownRoot gives the volume directory itself to the fsGroup, keeping its
-// mode (1777 on tmpfs) and adding setgid.
-func (w writer) ownRoot(dir string) error {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return err
-	}
-	return w.ownDir(dir, fi.Mode()&(fs.ModePerm|fs.ModeSticky))
+	return w.ownDir(dir, dataDirMode)
 }
 
 // errDiffers stops the walk in holds at the first difference.
 var errDiffers = errors.New("differs")
 
 // holds reports whether tsDir contains exactly pl's files with the same
-// bytes, modes and group.
+// bytes, modes and owners.
 func (w writer) holds(tsDir string, pl payload) bool {
 	seen := 0
 	err := filepath.WalkDir(tsDir, func(path string, d fs.DirEntry, err error) error {
@@ -202,7 +173,7 @@ func (w writer) holds(tsDir string, pl payload) bool {
 			return errDiffers
 		}
 		fi, err := d.Info()
-		if err != nil || fi.Mode().Perm() != want.mode.Perm() || !w.groupMatches(fi) {
+		if err != nil || fi.Mode().Perm() != want.mode.Perm() || !w.ownedAs(fi, want) {
 			return errDiffers
 		}
 		got, err := os.ReadFile(path)
@@ -213,14 +184,6 @@ func (w writer) holds(tsDir string, pl payload) bool {
 		return nil
 	})
 	return err == nil && seen == len(pl)
-}
-
-func (w writer) groupMatches(fi fs.FileInfo) bool {
-	if w.gid < 0 {
-		return true
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Gid) == w.gid
 }
 
 // link makes a "name -> ..data/name" symlink for each top-level name of
@@ -234,14 +197,16 @@ func (w writer) link(dir string, pl payload) error {
 	for name := range top {
 		target := dataLink + "/" + name
 		link := filepath.Join(dir, name)
-		if got, err := os.Readlink(link); err == nil && got == target {
-			continue
+		if got, err := os.Readlink(link); err != nil || got != target {
+			if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("replace %s: %w", name, err)
+			}
+			if err := os.Symlink(target, link); err != nil {
+				return fmt.Errorf("link %s: %w", name, err)
+			}
 		}
-		if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("replace %s: %w", name, err)
-		}
-		if err := os.Symlink(target, link); err != nil {
-			return fmt.Errorf("link %s: %w", name, err)
+		if err := w.ownLink(link); err != nil {
+			return err
 		}
 	}
 	entries, err := os.ReadDir(dir)

@@ -3,12 +3,14 @@
 // tokens, configMaps, secrets and downward API fields in one directory).
 //
 // It owns the files inside a volume's directory, written atomically behind
-// a "..data" symlink so a container never reads half an update, and the
-// tmpfs under secret and projected volumes, which keeps credentials off
-// disk. It does not own where a volume lives or when it is set up (the
-// volume stage in stages/ decides both), unmounting (the stage's teardown
-// unmounts everything under the pod directory) or how a volume is mounted
-// into a container.
+// a "..data" symlink so a container never reads half an update; their
+// modes and owners and the directory's own, which follow defaultMode, item
+// modes, fsGroup and runAsUser as on other nodes; and the tmpfs under
+// secret and projected volumes, which keeps credentials off disk. It does
+// not own where a volume lives or when it is set up (the volume stage in
+// stages/ decides both), unmounting (the stage's teardown unmounts
+// everything under the pod directory) or how a volume is mounted into a
+// container.
 package volumes
 
 import "errors"

@@ -9,18 +9,16 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Mode defaults, as the API server defaults them; pods from files may
-// leave them unset.
-const (
-	defaultFileMode = 0o644
-	// fsGroupFileBits make files readable by the pod's fsGroup.
-	fsGroupFileBits = 0o440
-)
+// defaultFileMode is the API server's default for defaultMode; pods
+// from files may leave it unset.
+const defaultFileMode = 0o644
 
 // file is one file of a volume.
 type file struct {
 	data []byte
 	mode fs.FileMode
+	// uid owns the file: root unless a token goes to the pod's user.
+	uid int
 }
 
 // payload is a volume's files by path relative to the volume.
@@ -29,10 +27,14 @@ type payload map[string]file
 // add puts a file at p, refusing a second file at the same path: two
 // projected sources may not write one path.
 func (pl payload) add(p string, data []byte, mode fs.FileMode) error {
+	return pl.addFile(p, file{data: data, mode: mode})
+}
+
+func (pl payload) addFile(p string, f file) error {
 	if _, dup := pl[p]; dup {
 		return fmt.Errorf("%w: two files at path %q", ErrInvalid, p)
 	}
-	pl[p] = file{data: data, mode: mode}
+	pl[p] = f
 	return nil
 }
 

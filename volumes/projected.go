@@ -71,5 +71,5 @@ func (s *Source) projectToken(ctx context.Context, pl payload, pod *v1.Pod, p *v
 	if err != nil {
 		return err
 	}
-	return pl.add(p.Path, tok, fileMode(nil, defaultMode))
+	return pl.addFile(p.Path, tokenFile(pod, tok, defaultMode))
 }

@@ -3,7 +3,6 @@ package volumes
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -58,14 +57,9 @@ func (s *Source) SetUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, dir str
 }
 
 func (s *Source) setUp(ctx context.Context, kind volumeKind, pod *v1.Pod, vol *v1.Volume, dir string) (bool, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
 	// Secrets and tokens stay in memory, as on other nodes.
-	if kind == kindSecret || kind == kindProjected {
-		if err := ensureTmpfs(dir); err != nil {
-			return false, err
-		}
+	if err := prepareDir(dir, kind == kindSecret || kind == kindProjected); err != nil {
+		return false, err
 	}
 	var pl payload
 	var err error
@@ -98,12 +92,4 @@ func kindOf(vol *v1.Volume) (volumeKind, bool) {
 		return kindProjected, true
 	}
 	return 0, false
-}
-
-// fsGroup is the group that owns the pod's volume files, or -1.
-func fsGroup(pod *v1.Pod) int {
-	if sc := pod.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
-		return int(*sc.FSGroup)
-	}
-	return -1
 }
