@@ -181,6 +181,12 @@ func (m *Merger) updateKnown(source string, st *sourceState, pods []*v1.Pod, d *
 		if e.in == p {
 			continue
 		}
+		if errs := validatePathNames(p); len(errs) > 0 {
+			// The pod keeps the version it has, as a static pod keeps its
+			// last good manifest.
+			m.reject(source, st, p, invalidError(errs).Error())
+			continue
+		}
 		e.in = p
 		switch classify(e.pod, p) {
 		case changedSpec:
@@ -213,6 +219,8 @@ func (m *Merger) sweep(st *sourceState, d *diffResult) {
 
 // addNew admits snapshot pods with UIDs the source did not have. A
 // namespace/name held by another UID, in any source, stays with its holder.
+// A pod whose UID or names could not each be one path element is refused,
+// whatever its source.
 func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffResult) {
 	for i, p := range pods {
 		if st.handled[i] {
@@ -220,6 +228,10 @@ func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffR
 		}
 		if p.UID == "" {
 			m.reject(source, st, p, "pod has no UID")
+			continue
+		}
+		if errs := validatePathNames(p); len(errs) > 0 {
+			m.reject(source, st, p, invalidError(errs).Error())
 			continue
 		}
 		if _, dup := st.entries[p.UID]; dup {

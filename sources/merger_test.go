@@ -335,3 +335,59 @@ func sortedCopy(pods []*v1.Pod) []*v1.Pod {
 	slices.SortFunc(out, comparePods)
 	return out
 }
+
+// Every name that ends up in a file or cgroup path is checked for every
+// source, the API server's included: no path may rely on a source having
+// validated it.
+func TestMergerRejectsUnsafePathNames(t *testing.T) {
+	log, logs := bufferLogger()
+	m := NewMerger(log, APISource)
+	defer m.Close()
+	f := func(name string, uid types.UID, change func(*v1.Pod)) *v1.Pod {
+		p := testPod(name, uid)
+		change(p)
+		return p
+	}
+	keep := func(*v1.Pod) {}
+	good := f("good", "0b5c8f5e-8ed6-4cf5-9c1a-3f6b3b1c2d4e", keep)
+	bad := []*v1.Pod{
+		f("escape", "x/../../../../etc", keep),
+		f("dots", "..", keep),
+		f("ns", "u-ns", func(p *v1.Pod) { p.Namespace = "../etc" }),
+		f("ctr", "u-ctr", func(p *v1.Pod) { p.Spec.Containers[0].Name = "../../x" }),
+		f("init", "u-init", func(p *v1.Pod) { p.Spec.InitContainers = []v1.Container{{Name: "a/b", Image: "i"}} }),
+		f("vol", "u-vol", func(p *v1.Pod) {
+			p.Spec.Volumes = []v1.Volume{{Name: "..", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+		}),
+		f("Bad/Name", "u-name", keep),
+	}
+	m.Set(APISource, append([]*v1.Pod{good}, bad...))
+	expect(t, m, "ADD api [default/good]")
+	for _, want := range []string{
+		`metadata.uid: Invalid value: \"x/../../../../etc\"`,
+		`metadata.uid: Invalid value: \"..\"`,
+		`metadata.namespace: Invalid value: \"../etc\"`,
+		`spec.containers[0].name: Invalid value: \"../../x\"`,
+		`spec.initContainers[0].name: Invalid value: \"a/b\"`,
+		`spec.volumes[0].name: Invalid value: \"..\"`,
+		`metadata.name: Invalid value: \"Bad/Name\"`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, logs)
+		}
+	}
+
+	// A known pod whose update would bring an unsafe name keeps the
+	// version it has.
+	worse := good.DeepCopy()
+	worse.Spec.Containers[0].Name = "../c"
+	m.Set(APISource, []*v1.Pod{worse})
+	expect(t, m)
+	if !strings.Contains(logs.String(), `spec.containers[0].name: Invalid value: \"../c\"`) {
+		t.Errorf("rejected update not logged:\n%s", logs)
+	}
+	fixed := good.DeepCopy()
+	fixed.Spec.Containers[0].Image = "busybox:1.37"
+	m.Set(APISource, []*v1.Pod{fixed})
+	expect(t, m, "UPDATE api [default/good]")
+}

@@ -21,7 +21,9 @@ var staticToleration = v1.Toleration{Operator: v1.TolerationOpExists, Effect: v1
 //     URL) and the node name, so re-reading an unchanged manifest gives the
 //     same UID in any process, and changing the content, the file or the
 //     node gives a new pod. A uid written in the manifest is kept, as the
-//     kubelet keeps it: whoever writes one takes on keeping it unique.
+//     kubelet keeps it: whoever writes one takes on keeping it unique, and
+//     Validate refuses one that could not be a single path element (the
+//     pod's directories and cgroup are named after it; see internal/poduid).
 //   - name "<name>-<nodeName>", spec.nodeName, annotations config.hash (the
 //     UID) and config.source, a NoExecute toleration, phase Pending.
 //

@@ -1,7 +1,10 @@
 package sources
 
 import (
+	"errors"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -93,4 +96,26 @@ func TestMakeStaticFields(t *testing.T) {
 	if errs := Validate(r); len(errs) != 1 || errs[0].Error() != "metadata.name: Required value" {
 		t.Errorf("validation of a nameless pod: %v", errs)
 	}
+}
+
+// A uid written in a manifest is kept, so it must not be able to name a
+// path: the pod's directory, log directory and cgroup are built from it.
+func TestManifestUIDMustBeOnePathElement(t *testing.T) {
+	f := func(uid, wantErr string) {
+		t.Helper()
+		data := strings.Replace(podYAML("web", "nginx:1"), "  name: web\n", "  name: web\n  uid: "+strconv.Quote(uid)+"\n", 1)
+		pods, err := loadStatic([]byte(data), FileSource, "/m/web.yaml", "node1")
+		switch {
+		case wantErr == "" && err != nil:
+			t.Errorf("uid %q: %v", uid, err)
+		case wantErr == "" && (len(pods) != 1 || string(pods[0].UID) != uid):
+			t.Errorf("uid %q: pods %v", uid, pods)
+		case wantErr != "" && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), wantErr)):
+			t.Errorf("uid %q: error %v, want ErrInvalid with %q", uid, err, wantErr)
+		}
+	}
+	f("0b5c8f5e-8ed6-4cf5-9c1a-3f6b3b1c2d4e", "")
+	f("x/../../../../etc", `metadata.uid: Invalid value: "x/../../../../etc"`)
+	f("..", `metadata.uid: Invalid value: ".."`)
+	f("../pods", `metadata.uid: Invalid value: "../pods"`)
 }

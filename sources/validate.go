@@ -10,6 +10,8 @@ import (
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podline/podline/internal/poduid"
 )
 
 // Validate checks the parts of a pod podline acts on. It expects a defaulted
@@ -22,11 +24,46 @@ func Validate(pod *v1.Pod) field.ErrorList {
 }
 
 func validateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
+	errs := validateIdentity(m, p)
+	errs = append(errs, metavalidation.ValidateLabels(m.Labels, p.Child("labels"))...)
+	return append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
+}
+
+// validateIdentity checks the metadata that names the pod's directories
+// and cgroup: each must be one safe path element. A missing UID is left to
+// the Merger, which refuses it ("pod has no UID"); MakeStatic always sets
+// one.
+func validateIdentity(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateName(m.Name, p.Child("name"), validation.IsDNS1123Subdomain)...)
 	errs = append(errs, validateName(m.Namespace, p.Child("namespace"), validation.IsDNS1123Label)...)
-	errs = append(errs, metavalidation.ValidateLabels(m.Labels, p.Child("labels"))...)
-	return append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
+	if m.UID != "" {
+		errs = append(errs, validateName(string(m.UID), p.Child("uid"), poduid.Check)...)
+	}
+	return errs
+}
+
+// validatePathNames checks every part of a pod that becomes a file or
+// cgroup path element: the identity, and the container and volume names
+// (log and volume directories). The Merger asks it of every pod from
+// every source, so no path depends on a source having validated: the API
+// server's pods are not validated again here, and static pods are, in
+// full, before they reach the Merger.
+func validatePathNames(pod *v1.Pod) field.ErrorList {
+	errs := validateIdentity(&pod.ObjectMeta, field.NewPath("metadata"))
+	spec := field.NewPath("spec")
+	for _, list := range []struct {
+		p          *field.Path
+		containers []v1.Container
+	}{{spec.Child("initContainers"), pod.Spec.InitContainers}, {spec.Child("containers"), pod.Spec.Containers}} {
+		for i := range list.containers {
+			errs = append(errs, validateName(list.containers[i].Name, list.p.Index(i).Child("name"), validation.IsDNS1123Label)...)
+		}
+	}
+	for i := range pod.Spec.Volumes {
+		errs = append(errs, validateName(pod.Spec.Volumes[i].Name, spec.Child("volumes").Index(i).Child("name"), validation.IsDNS1123Label)...)
+	}
+	return errs
 }
 
 func validateName(name string, p *field.Path, check func(string) []string) field.ErrorList {

@@ -2,20 +2,25 @@ package sources
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
+
+// uidMessage is how a UID that cannot be one path element is refused.
+const uidMessage = "a pod UID must consist of alphanumeric characters, '-', '_' or '.', and must not start with '.' (it names the pod's directory, log directory and cgroup)"
 
 func TestValidate(t *testing.T) {
 	// f applies change to a valid defaulted pod and expects exactly want.
 	f := func(name string, change func(p *v1.Pod), defaults bool, want ...string) {
 		t.Helper()
 		p := &v1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "default"},
+			ObjectMeta: metav1.ObjectMeta{Name: "web-node1", Namespace: "default", UID: "0b5c8f5e-8ed6-4cf5-9c1a-3f6b3b1c2d4e"},
 			Spec: v1.PodSpec{
 				Volumes:    []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
 				Containers: []v1.Container{{Name: "main", Image: "nginx:1.27", VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
@@ -42,6 +47,17 @@ func TestValidate(t *testing.T) {
 		`metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`)
 	f("namespace label", func(p P) { p.Namespace = "kube.system" }, true,
 		`metadata.namespace: Invalid value: "kube.system": must not contain dots`)
+	f("uid left to the merger", func(p P) { p.UID = "" }, true)
+	f("uid of a static pod", func(p P) { p.UID = "6a5c1b3f0e9d8c7b6a5f4e3d2c1b0a99" }, true)
+	f("uid in capitals", func(p P) { p.UID = "0B5C8F5E-8ED6-4CF5-9C1A-3F6B3B1C2D4E" }, true)
+	f("uid an author wrote", func(p P) { p.UID = "my_static.pod-1" }, true)
+	f("uid of 128 characters", func(p P) { p.UID = types.UID(strings.Repeat("a", 128)) }, true)
+	f("uid of 129 characters", func(p P) { p.UID = types.UID(strings.Repeat("a", 129)) }, true,
+		`metadata.uid: Invalid value: "`+strings.Repeat("a", 129)+`": must be no more than 128 characters`)
+	for _, uid := range []string{"x/../../../../etc", "..", ".", ".hidden", "a/b", "/abs", "sp ace", "tab\t", "nul\x00", "colon:1", "ünï"} {
+		f("uid "+uid, func(p P) { p.UID = types.UID(uid) }, true,
+			fmt.Sprintf("metadata.uid: Invalid value: %q: %s", uid, uidMessage))
+	}
 	f("bad label", func(p P) { p.Labels = map[string]string{"app": "a b"} }, true,
 		`metadata.labels: Invalid value: "a b": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`)
 	f("no containers", func(p P) { p.Spec.Containers = nil }, true, "spec.containers: Required value")
