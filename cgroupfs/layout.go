@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/internal/poduid"
 )
 
 // Layout places pod cgroups. The zero value places nothing: with
@@ -22,8 +24,12 @@ const KubepodsName = "kubepods"
 // PodParent returns the pod's cgroup as a path relative to each hierarchy's
 // mount point ("/kubepods/besteffort/pod<uid>"), the CgroupParent a
 // cgroupfs-driver runtime expects; "" when pods get no cgroup of their own.
+// A UID that could not be one path element gets none either: joined as
+// text, "x/../pod<other>" would name another pod's cgroup. The sources
+// admit no such pod; an orphan whose runtime labels carry one is removed
+// from the runtime without its cgroup being looked for.
 func (l Layout) PodParent(uid types.UID, qos v1.PodQOSClass) string {
-	if !l.PerQOS {
+	if !l.PerQOS || !poduid.Valid(uid) {
 		return ""
 	}
 	root := l.Root

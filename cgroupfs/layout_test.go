@@ -25,3 +25,16 @@ func TestPodParent(t *testing.T) {
 	f(Layout{Root: "/podline"}, v1.PodQOSGuaranteed, "")
 	f(Layout{}, v1.PodQOSBestEffort, "")
 }
+
+// A UID that is not one path element gets no cgroup: joined as text it
+// would name another pod's cgroup ("x/../pod<other>") or leave kubepods.
+func TestPodParentUnsafeUID(t *testing.T) {
+	l := Layout{Root: "/", PerQOS: true}
+	for _, uid := range []types.UID{"x/../pod2", "../../etc", "..", ".", "a/b", "", ".hidden"} {
+		for _, qos := range []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort} {
+			if got := l.PodParent(uid, qos); got != "" {
+				t.Errorf("PodParent(%q, %s) = %q, want none", uid, qos, got)
+			}
+		}
+	}
+}

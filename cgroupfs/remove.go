@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/podline/podline/internal/poduid"
 )
 
 // Hierarchies are the mount points of every cgroup hierarchy on the host:
@@ -47,18 +49,35 @@ func (h Hierarchies) RemovePod(parent string) error {
 	if parent == "" {
 		return nil
 	}
-	clean := filepath.Clean(parent)
-	elems := strings.Split(clean, "/")
-	if !filepath.IsAbs(clean) || !strings.HasPrefix(filepath.Base(clean), "pod") || !slices.Contains(elems[:len(elems)-1], KubepodsName) {
+	if !isPodCgroup(parent) {
 		return fmt.Errorf("refusing to remove %q: not a pod cgroup under %s", parent, KubepodsName)
 	}
 	var errs []error
 	for _, mnt := range h {
-		if err := removeTree(filepath.Join(mnt, clean)); err != nil {
+		if err := removeTree(filepath.Join(mnt, parent)); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// isPodCgroup accepts what PodParent makes under any cgroup root:
+// .../kubepods[/burstable|/besteffort]/pod<uid> with a valid UID, written
+// clean, since cleaning "pod<a>/../pod<b>" would reach another pod.
+func isPodCgroup(parent string) bool {
+	if !filepath.IsAbs(parent) || filepath.Clean(parent) != parent {
+		return false
+	}
+	elems := strings.Split(parent, "/")
+	base := elems[len(elems)-1]
+	if !strings.HasPrefix(base, "pod") || !poduid.Valid(strings.TrimPrefix(base, "pod")) {
+		return false
+	}
+	up := elems[:len(elems)-1]
+	if n := len(up); n >= 2 && (up[n-1] == burstableName || up[n-1] == besteffortName) && up[n-2] == KubepodsName {
+		return true
+	}
+	return len(up) >= 1 && up[len(up)-1] == KubepodsName
 }
 
 // removeTree rmdirs dir and its subdirectories, deepest first. cgroup

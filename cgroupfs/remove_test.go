@@ -114,7 +114,7 @@ func TestRemovePod(t *testing.T) {
 }
 
 func TestRemovePodRefuses(t *testing.T) {
-	h := fakeHierarchies(t, 1, "system.slice/podman", "kubepods/burstable/pod1/x", "etc/pod1", "kubepods/burstable")
+	h := fakeHierarchies(t, 1, "system.slice/podman", "kubepods/burstable/pod1/x/podx", "etc/pod1", "kubepods/burstable")
 	f := func(parent string) {
 		t.Helper()
 		err := h.RemovePod(parent)
@@ -130,7 +130,14 @@ func TestRemovePodRefuses(t *testing.T) {
 	f("/kubepods/../etc/pod1")
 	f("/kubepods/burstable/pod1/../../../etc/pod1")
 	f("/")
-	for _, keep := range []string{"system.slice/podman", "kubepods/burstable/pod1/x", "etc/pod1"} {
+	// Paths that clean up to another pod's cgroup, or reach below one.
+	f("/kubepods/burstable/podx/../pod1")
+	f("/kubepods/burstable/pod1/x/../../pod1")
+	f("/kubepods/burstable/pod1/x")
+	f("/kubepods/burstable/pod1/podx")
+	f("/kubepods/burstable/pod")
+	f("/kubepods/burstable/pod..")
+	for _, keep := range []string{"system.slice/podman", "kubepods/burstable/pod1/x/podx", "etc/pod1"} {
 		if !pathExists(t, filepath.Join(h[0], keep)) {
 			t.Errorf("a refused call removed %s", keep)
 		}
