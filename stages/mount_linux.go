@@ -1,7 +1,9 @@
 package stages
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -25,12 +27,25 @@ func unmountUnder(dir string) error {
 	return nil
 }
 
+// mountsUnder lists the mount points at or below dir, deepest first. The
+// mount table shows them absolute and with symlinks resolved, so dir is
+// too: a --root-dir given relative or through a symlink would match
+// nothing and leave the pod's mounts behind.
 func mountsUnder(dir string) ([]string, error) {
+	dir, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
 	entries, err := mountinfo.Read()
 	if err != nil {
 		return nil, err
 	}
-	dir = filepath.Clean(dir)
 	var out []string
 	for _, e := range entries {
 		if e.Dir == dir || strings.HasPrefix(e.Dir, dir+"/") {

@@ -137,7 +137,7 @@ func (s *SandboxStage) teardown(w *Work) Outcome {
 		return Fail(err)
 	}
 	if name != "" {
-		if err := os.RemoveAll(s.Node.PodLogDir(ns, name, w.UID)); err != nil {
+		if err := s.Node.RemovePodLogDir(ns, name, w.UID); err != nil {
 			return Fail(fmt.Errorf("remove pod log directory: %w", err))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podline/podline/internal/poduid"
 	"github.com/podline/podline/internal/tmpfs"
 )
 
@@ -176,10 +177,18 @@ func checkHostPath(path string, typ *v1.HostPathType) error {
 	return nil
 }
 
-// teardown unmounts the pod's tmpfs volumes and, once no source has the
-// pod, removes its directory. hostPath volumes are never touched.
+// teardown unmounts the pod's volume mounts and, once no source has the
+// pod, removes its directory. hostPath volumes are never touched, nor is
+// anything still mounted when the directory is removed.
 func (s *VolumeStage) teardown(w *Work) Outcome {
 	w.Sync.VolumesReady = false
+	if !poduid.Valid(w.UID) {
+		// Only an orphan's runtime labels can carry such a UID. podline
+		// made no directory for it, and a path built from it could lead
+		// anywhere: the runtime stages remove the orphan, this one leaves
+		// the disk alone.
+		return Next()
+	}
 	dir := s.Node.PodDir(w.UID)
 	if err := unmountUnder(dir); err != nil {
 		return Fail(fmt.Errorf("unmount volumes of %s: %w", w.PodName(), err))
@@ -187,7 +196,7 @@ func (s *VolumeStage) teardown(w *Work) Outcome {
 	if !w.Removed {
 		return Next()
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := s.Node.RemovePodDir(w.UID); err != nil {
 		return Fail(fmt.Errorf("remove pod directory: %w", err))
 	}
 	return Next()

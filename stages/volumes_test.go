@@ -2,6 +2,7 @@ package stages
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -11,6 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/internal/onefs"
 )
 
 func TestVolumeHostPath(t *testing.T) {
@@ -207,5 +211,137 @@ func TestVolumeStage(t *testing.T) {
 	w = &Work{UID: bad.UID, Pod: bad, Sync: &PodSync{}}
 	if out := s.Handle(w); !errors.Is(out.Err, ErrMount) || w.Sync.VolumesReady {
 		t.Errorf("unsupported volume: %v, ready %v; want ErrMount", out.Err, w.Sync.VolumesReady)
+	}
+}
+
+// bindMount bind-mounts source on target until the end of the test.
+func bindMount(t *testing.T, source, target string) {
+	t.Helper()
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount(source, target, "", unix.MS_BIND, ""); err != nil {
+		t.Fatalf("bind mount %s on %s (the tests run as root): %v", source, target, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(target, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
+			t.Errorf("unmount %s: %v", target, err)
+		}
+	})
+}
+
+// hostData is a host directory with a file in it, as a hostPath volume
+// that a subPath bind-mounts into the pod directory.
+func hostData(t *testing.T) (dir, file string) {
+	t.Helper()
+	dir = t.TempDir()
+	file = filepath.Join(dir, "keep")
+	if err := os.WriteFile(file, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, file
+}
+
+// A teardown never deletes through a mount left in the pod directory: the
+// pod's directory goes, a host directory bind-mounted inside it stays.
+func TestRemovePodDirStopsAtMounts(t *testing.T) {
+	node := &Node{RootDir: t.TempDir()}
+	host, keep := hostData(t)
+	pod := node.PodDir("uid-web")
+	bindMount(t, host, filepath.Join(pod, "volume-subpaths", "data", "app", "0"))
+	if err := os.WriteFile(filepath.Join(pod, "plain"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.RemovePodDir("uid-web"); !errors.Is(err, onefs.ErrOtherMount) {
+		t.Fatalf("error %v, want onefs.ErrOtherMount", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("deleted through the mount: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(pod, "plain")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the rest of the pod directory stayed: %v", err)
+	}
+}
+
+// mountinfo shows mount points resolved; a root dir given through a
+// symlink must still find the pod's mounts, or the teardown would go on
+// to remove a directory with a host directory mounted in it.
+func TestVolumeTeardownRootThroughSymlink(t *testing.T) {
+	real := t.TempDir()
+	link := filepath.Join(t.TempDir(), "root")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	node := &Node{RootDir: link}
+	t.Cleanup(func() { unmountUnder(real) })
+	host, keep := hostData(t)
+	pod := unitPod(func(p *v1.Pod) {
+		p.Spec.Volumes = []v1.Volume{{Name: "mem", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: v1.StorageMediumMemory}}}}
+	})
+	s := &VolumeStage{Node: node}
+	if out := s.Handle(&Work{UID: pod.UID, Pod: pod, Sync: &PodSync{}}); out.Err != nil {
+		t.Fatal(out.Err)
+	}
+	bindMount(t, host, filepath.Join(node.PodDir(pod.UID), "volume-subpaths", "data", "app", "0"))
+	out := s.Handle(&Work{UID: pod.UID, Pod: pod, Sync: &PodSync{}, Teardown: true, Removed: true})
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("deleted through the mount: %v", err)
+	}
+	if out.Err != nil {
+		t.Fatalf("teardown: %v", out.Err)
+	}
+	if _, err := os.Stat(filepath.Join(real, "pods", string(pod.UID))); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("pod directory left: %v", err)
+	}
+}
+
+// A UID that is not one path element never becomes a path: building one
+// is a bug, and a teardown (an orphan's, from runtime labels) leaves the
+// disk alone.
+func TestUnsafeUIDNeverBecomesAPath(t *testing.T) {
+	base := t.TempDir()
+	node := &Node{RootDir: filepath.Join(base, "root"), LogsDir: filepath.Join(base, "logs")}
+	target := filepath.Join(base, "target")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep := filepath.Join(target, "keep")
+	if err := os.WriteFile(keep, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uid := types.UID("x" + strings.Repeat("/..", 64) + target)
+	mustPanic := func(what string, fn func()) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "BUG: ") {
+				t.Errorf("%s: recovered %v, want a BUG panic", what, r)
+			}
+		}()
+		fn()
+	}
+	mustPanic("PodDir", func() { node.PodDir(uid) })
+	mustPanic("PodLogDir", func() { node.PodLogDir("default", "web", uid) })
+	mustPanic("PodLogDir with a bad name", func() { node.PodLogDir("default", "a/b", "uid-web") })
+	mustPanic("VolumeHostPath", func() {
+		VolumeHostPath(node, unitPod(func(p *v1.Pod) { p.UID = uid }), &v1.Volume{Name: "v", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}})
+	})
+
+	s := &VolumeStage{Node: node}
+	w := &Work{UID: uid, Sync: &PodSync{VolumesReady: true}, Teardown: true, Removed: true}
+	if out := s.Handle(w); out.Err != nil || w.Sync.VolumesReady {
+		t.Fatalf("orphan teardown: %v, ready %v", out.Err, w.Sync.VolumesReady)
+	}
+	for _, err := range []error{node.RemovePodDir(uid), node.RemovePodLogDir("default", "web", uid)} {
+		if err != nil {
+			t.Errorf("removal for an unsafe UID: %v", err)
+		}
+	}
+	if data, err := os.ReadFile(keep); err != nil || string(data) != "keep" {
+		t.Errorf("%s: %q, %v", keep, data, err)
+	}
+	for _, dir := range []string{node.RootDir, node.LogsDir} {
+		if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s made for an unsafe UID: %v", dir, err)
+		}
 	}
 }
