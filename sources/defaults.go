@@ -1,20 +1,19 @@
 package sources
 
 import (
-	"strings"
-
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/podspec"
 )
 
 // Defaults the API server would apply to a v1 Pod. Static pods never pass
 // through an API server, so podline fills them in itself; the rest of
-// podline may then rely on them being set.
+// podline may then rely on them being set. Values k8s.io/api names are
+// taken from it, and the pull policy from podspec, so the defaults and the
+// code that reads the fields cannot disagree.
 const (
-	defaultNamespace                     = "default"
-	defaultSchedulerName                 = "default-scheduler"
-	defaultTerminationGracePeriodSeconds = int64(30)
-	defaultTerminationMessagePath        = "/dev/termination-log"
-	defaultVolumeMode                    = int32(0o644)
+	defaultNamespace     = "default"
+	defaultSchedulerName = "default-scheduler"
 )
 
 // ApplyDefaults fills the unset fields of pod in place.
@@ -30,7 +29,7 @@ func ApplyDefaults(pod *v1.Pod) {
 		s.DNSPolicy = v1.DNSClusterFirst
 	}
 	if s.TerminationGracePeriodSeconds == nil {
-		s.TerminationGracePeriodSeconds = ptrTo(defaultTerminationGracePeriodSeconds)
+		s.TerminationGracePeriodSeconds = ptrTo(int64(v1.DefaultTerminationGracePeriodSeconds))
 	}
 	if s.SchedulerName == "" {
 		s.SchedulerName = defaultSchedulerName
@@ -54,13 +53,13 @@ func ApplyDefaults(pod *v1.Pod) {
 
 func defaultContainer(c *v1.Container, hostNetwork bool) {
 	if c.TerminationMessagePath == "" {
-		c.TerminationMessagePath = defaultTerminationMessagePath
+		c.TerminationMessagePath = v1.TerminationMessagePathDefault
 	}
 	if c.TerminationMessagePolicy == "" {
 		c.TerminationMessagePolicy = v1.TerminationMessageReadFile
 	}
 	if c.ImagePullPolicy == "" {
-		c.ImagePullPolicy = defaultPullPolicy(c.Image)
+		c.ImagePullPolicy = podspec.DefaultPullPolicy(c.Image)
 	}
 	for i := range c.Ports {
 		p := &c.Ports[i]
@@ -85,22 +84,6 @@ func defaultContainer(c *v1.Container, hostNetwork bool) {
 		defaultHandler(c.Lifecycle.PostStart)
 		defaultHandler(c.Lifecycle.PreStop)
 	}
-}
-
-// defaultPullPolicy: an image without a tag or digest means ":latest",
-// which is expected to move, so it is pulled every time; anything pinned is
-// pulled only when missing. The tag is after the last ':' of the last path
-// component, so "registry:5000/app" has no tag.
-func defaultPullPolicy(image string) v1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return v1.PullIfNotPresent
-	}
-	last := image[strings.LastIndex(image, "/")+1:]
-	i := strings.LastIndex(last, ":")
-	if i < 0 || last[i+1:] == "latest" {
-		return v1.PullAlways
-	}
-	return v1.PullIfNotPresent
 }
 
 // defaultRequestsToLimits: a limit without a request requests the limit,
@@ -161,22 +144,22 @@ func defaultVolume(src *v1.VolumeSource) {
 		// A volume that names no source is scratch space.
 		src.EmptyDir = &v1.EmptyDirVolumeSource{}
 	}
-	mode := func(m **int32) {
+	mode := func(m **int32, def int32) {
 		if *m == nil {
-			*m = ptrTo(defaultVolumeMode)
+			*m = ptrTo(def)
 		}
 	}
 	switch {
 	case src.HostPath != nil && src.HostPath.Type == nil:
 		src.HostPath.Type = ptrTo(v1.HostPathUnset)
 	case src.Secret != nil:
-		mode(&src.Secret.DefaultMode)
+		mode(&src.Secret.DefaultMode, v1.SecretVolumeSourceDefaultMode)
 	case src.ConfigMap != nil:
-		mode(&src.ConfigMap.DefaultMode)
+		mode(&src.ConfigMap.DefaultMode, v1.ConfigMapVolumeSourceDefaultMode)
 	case src.DownwardAPI != nil:
-		mode(&src.DownwardAPI.DefaultMode)
+		mode(&src.DownwardAPI.DefaultMode, v1.DownwardAPIVolumeSourceDefaultMode)
 	case src.Projected != nil:
-		mode(&src.Projected.DefaultMode)
+		mode(&src.Projected.DefaultMode, v1.ProjectedVolumeSourceDefaultMode)
 	}
 }
 

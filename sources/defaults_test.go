@@ -9,24 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func TestDefaultPullPolicy(t *testing.T) {
-	f := func(image string, want v1.PullPolicy) {
-		t.Helper()
-		if got := defaultPullPolicy(image); got != want {
-			t.Errorf("%q: got %s, want %s", image, got, want)
-		}
-	}
-	f("busybox", v1.PullAlways)
-	f("busybox:latest", v1.PullAlways)
-	f("busybox:1.36", v1.PullIfNotPresent)
-	f("docker.io/library/busybox", v1.PullAlways)
-	f("registry:5000/team/app", v1.PullAlways)
-	f("registry:5000/team/app:latest", v1.PullAlways)
-	f("registry:5000/team/app:v2", v1.PullIfNotPresent)
-	f("busybox@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", v1.PullIfNotPresent)
-	f("registry:5000/app:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", v1.PullIfNotPresent)
-}
-
 func TestApplyDefaults(t *testing.T) {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "a"},

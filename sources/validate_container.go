@@ -1,29 +1,18 @@
 package sources
 
 import (
+	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podline/podline/podspec"
 )
-
-// fieldRefPaths are the downward-API fields podline resolves into
-// environment variables.
-var fieldRefPaths = []string{
-	"metadata.name", "metadata.namespace", "metadata.uid",
-	"spec.nodeName", "spec.serviceAccountName",
-	"status.hostIP", "status.podIP", "status.podIPs",
-}
-
-var resourceFieldRefs = []string{
-	"limits.cpu", "limits.memory", "limits.ephemeral-storage",
-	"requests.cpu", "requests.memory", "requests.ephemeral-storage",
-}
 
 type containerContext struct {
 	volumes     map[string]struct{}
@@ -90,7 +79,7 @@ func validateEnv(env []v1.EnvVar, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range env {
 		e, ep := &env[i], p.Index(i)
-		errs = append(errs, validateName(e.Name, ep.Child("name"), validation.IsRelaxedEnvVarName)...)
+		errs = append(errs, validateName(e.Name, ep.Child("name"), podspec.CheckEnvVarName)...)
 		if e.ValueFrom != nil {
 			errs = append(errs, validateEnvSource(e, ep.Child("valueFrom"))...)
 		}
@@ -98,53 +87,60 @@ func validateEnv(env []v1.EnvVar, p *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateEnvSource accepts exactly what the container's environment
+// resolves: the sources, field paths, resources and divisors come from
+// podspec, which resolves them too.
 func validateEnvSource(e *v1.EnvVar, p *field.Path) field.ErrorList {
 	vf := e.ValueFrom
 	var errs field.ErrorList
-	n := 0
-	if r := vf.FieldRef; r != nil {
-		n++
-		fp := p.Child("fieldRef")
-		if r.APIVersion != "v1" {
-			errs = append(errs, field.NotSupported(fp.Child("apiVersion"), r.APIVersion, []string{"v1"}))
-		}
-		if r.FieldPath == "" {
-			errs = append(errs, field.Required(fp.Child("fieldPath"), ""))
-		} else if !slices.Contains(fieldRefPaths, r.FieldPath) {
-			errs = append(errs, field.NotSupported(fp.Child("fieldPath"), r.FieldPath, fieldRefPaths))
-		}
-	}
-	if r := vf.ResourceFieldRef; r != nil {
-		n++
-		if !slices.Contains(resourceFieldRefs, r.Resource) {
-			errs = append(errs, field.NotSupported(p.Child("resourceFieldRef", "resource"), r.Resource, resourceFieldRefs))
-		}
-	}
-	if r := vf.ConfigMapKeyRef; r != nil {
-		n++
-		if r.Key == "" {
-			errs = append(errs, field.Required(p.Child("configMapKeyRef", "key"), ""))
-		}
-	}
-	if r := vf.SecretKeyRef; r != nil {
-		n++
-		if r.Key == "" {
-			errs = append(errs, field.Required(p.Child("secretKeyRef", "key"), ""))
-		}
-	}
-	if vf.FileKeyRef != nil {
-		n++
-	}
-	switch {
-	case n == 0:
-		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
-	case n > 1:
-		errs = append(errs, field.Invalid(p, "", "may not have more than one field specified at a time"))
-	}
 	if e.Value != "" {
 		errs = append(errs, field.Invalid(p, "", "may not be specified when `value` is not empty"))
 	}
+	src, err := podspec.EnvSourceOf(vf)
+	switch {
+	case errors.Is(err, podspec.ErrUnsupported):
+		return append(errs, field.Forbidden(p.Child(string(src)), "not supported by podline"))
+	case err != nil:
+		return append(errs, field.Invalid(p, "", err.Error()))
+	}
+	sp := p.Child(string(src))
+	switch src {
+	case podspec.FieldRef:
+		r := vf.FieldRef
+		if r.APIVersion != "v1" {
+			errs = append(errs, field.NotSupported(sp.Child("apiVersion"), r.APIVersion, []string{"v1"}))
+		}
+		errs = append(errs, validateFieldPath(r.FieldPath, sp.Child("fieldPath"), podspec.InEnv)...)
+	case podspec.ResourceFieldRef:
+		r := vf.ResourceFieldRef
+		if err := podspec.CheckResourceField(r.Resource); err != nil {
+			errs = append(errs, field.NotSupported(sp.Child("resource"), r.Resource, podspec.ResourceFields()))
+		} else if err := podspec.CheckDivisor(r.Resource, r.Divisor); err != nil {
+			errs = append(errs, field.Invalid(sp.Child("divisor"), r.Divisor.String(), err.Error()))
+		}
+	case podspec.ConfigMapKeyRef:
+		if vf.ConfigMapKeyRef.Key == "" {
+			errs = append(errs, field.Required(sp.Child("key"), ""))
+		}
+	case podspec.SecretKeyRef:
+		if vf.SecretKeyRef.Key == "" {
+			errs = append(errs, field.Required(sp.Child("key"), ""))
+		}
+	}
 	return errs
+}
+
+func validateFieldPath(path string, p *field.Path, r podspec.Reader) field.ErrorList {
+	err := podspec.CheckFieldPath(path, r)
+	switch {
+	case err == nil:
+		return nil
+	case path == "":
+		return field.ErrorList{field.Required(p, "")}
+	case errors.Is(err, podspec.ErrUnsupported):
+		return field.ErrorList{field.NotSupported(p, path, podspec.FieldPaths(r))}
+	}
+	return field.ErrorList{field.Invalid(p, path, err.Error())}
 }
 
 func validateMounts(mounts []v1.VolumeMount, p *field.Path, volumes map[string]struct{}) field.ErrorList {
@@ -164,23 +160,16 @@ func validateMounts(mounts []v1.VolumeMount, p *field.Path, volumes map[string]s
 		}
 		paths[m.MountPath] = struct{}{}
 		if m.SubPath != "" {
-			errs = append(errs, validateSubPath(m.SubPath, mp.Child("subPath"))...)
+			if err := podspec.CheckSubPath(m.SubPath); err != nil {
+				errs = append(errs, field.Invalid(mp.Child("subPath"), m.SubPath, err.Error()))
+			}
+			// Only one can say where the mount starts.
+			if m.SubPathExpr != "" {
+				errs = append(errs, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
 		}
 	}
 	return errs
-}
-
-// validateSubPath keeps a mount inside its volume.
-func validateSubPath(sub string, p *field.Path) field.ErrorList {
-	if filepath.IsAbs(sub) {
-		return field.ErrorList{field.Invalid(p, sub, "must be a relative path")}
-	}
-	for _, part := range strings.Split(sub, "/") {
-		if part == ".." {
-			return field.ErrorList{field.Invalid(p, sub, "must not contain '..'")}
-		}
-	}
-	return nil
 }
 
 // validateResources checks that quantities are not negative and requests

@@ -138,6 +138,9 @@ func TestValidate(t *testing.T) {
 		`spec.containers[0].volumeMounts[2].mountPath: Invalid value: "/a": must be unique`,
 		`spec.containers[0].volumeMounts[2].subPath: Invalid value: "../etc": must not contain '..'`,
 		`spec.containers[0].volumeMounts[3].subPath: Invalid value: "/etc": must be a relative path`)
+	f("subPath and subPathExpr", func(p P) {
+		c0(p).VolumeMounts[0].SubPath, c0(p).VolumeMounts[0].SubPathExpr = "a", "$(POD)"
+	}, true, `spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: "$(POD)": subPathExpr and subPath are mutually exclusive`)
 	f("requests above limits", func(p P) {
 		c0(p).Resources = v1.ResourceRequirements{
 			Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("1Gi")},
@@ -163,10 +166,39 @@ func TestValidate(t *testing.T) {
 	}, true,
 		"spec.containers[0].env[0].name: Required value",
 		`spec.containers[0].env[1].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`,
-		`spec.containers[0].env[4].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.labels['x']": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.podIP", "status.podIPs"`,
 		"spec.containers[0].env[5].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty",
-		"spec.containers[0].env[6].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
-		`spec.containers[0].env[7].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.gpu": supported values: "limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage"`)
+		"spec.containers[0].env[6].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+		`spec.containers[0].env[7].valueFrom.resourceFieldRef.resource: Unsupported value: "limits.gpu": supported values: "limits.cpu", "limits.ephemeral-storage", "limits.hugepages-<size>", "limits.memory", "requests.cpu", "requests.ephemeral-storage", "requests.hugepages-<size>", "requests.memory"`)
+	envFrom := func(vf v1.EnvVarSource) func(P) {
+		return func(p P) { c0(p).Env = []v1.EnvVar{{Name: "X", ValueFrom: &vf}} }
+	}
+	field := func(path string) v1.EnvVarSource {
+		return v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}
+	}
+	f("env: a field podline does not resolve", envFrom(field("status.phase")), true,
+		`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": supported values: `+
+			`"metadata.annotations['<KEY>']", "metadata.labels['<KEY>']", "metadata.name", "metadata.namespace", "metadata.uid", `+
+			`"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`)
+	f("env: a whole map only fits a volume", envFrom(field("metadata.annotations")), true,
+		`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.annotations": supported values: `+
+			`"metadata.annotations['<KEY>']", "metadata.labels['<KEY>']", "metadata.name", "metadata.namespace", "metadata.uid", `+
+			`"spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`)
+	f("env: a label key that cannot exist", envFrom(field("metadata.labels['a b']")), true,
+		`spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.labels['a b']": key "a b" in metadata.labels: `+
+			`name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character `+
+			`(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`)
+	f("env: no field path", envFrom(field("")), true,
+		"spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Required value")
+	f("env: a cpu divisor the API refuses", envFrom(v1.EnvVarSource{ResourceFieldRef: &v1.ResourceFieldSelector{
+		Resource: "limits.cpu", Divisor: resource.MustParse("100m")}}), true,
+		`spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "100m": must be one of 1m, 1 for cpu`)
+	f("env: an env file", envFrom(v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{VolumeName: "data", Path: "a.env", Key: "K"}}), true,
+		"spec.containers[0].env[0].valueFrom.fileKeyRef: Forbidden: not supported by podline")
+	f("env: two sources", envFrom(v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"},
+		SecretKeyRef: &v1.SecretKeySelector{Key: "k"}}), true,
+		"spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not have more than one field specified at a time")
+	f("env: a key ref without a key", envFrom(v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{}}), true,
+		"spec.containers[0].env[0].valueFrom.configMapKeyRef.key: Required value")
 }
 
 func TestInvalidErrorReadsPlainly(t *testing.T) {
