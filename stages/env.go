@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/podspec"
 )
 
 // containerEnv resolves the container's environment in order: envFrom,
@@ -48,41 +46,68 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []st
 		keys := slices.Sorted(maps.Keys(data))
 		for _, k := range keys {
 			// The kubelet skips keys that are no variable names, too.
-			if name := ef.Prefix + k; len(validation.IsEnvVarName(name)) == 0 {
+			if name := ef.Prefix + k; len(podspec.CheckEnvVarName(name)) == 0 {
 				set(name, string(data[k]))
 			}
 		}
 	}
 	for _, e := range spec.Env {
-		var val string
-		switch {
-		case e.ValueFrom == nil:
-			val = expandRefs(e.Value, lookup)
-		case e.ValueFrom.FieldRef != nil:
-			v, err := fieldRefValue(pod, e.ValueFrom.FieldRef.FieldPath, podIPs, node)
-			if err != nil {
-				return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
-			}
-			val = v
-		case e.ValueFrom.ResourceFieldRef != nil:
-			v, err := resourceFieldValue(spec, e.ValueFrom.ResourceFieldRef, node)
-			if err != nil {
-				return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
-			}
-			val = v
-		default:
-			v, ok, err := keyRefValue(e.ValueFrom, objs)
-			if err != nil {
-				return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
-			}
-			if !ok {
-				continue
-			}
-			val = v
+		if e.ValueFrom == nil {
+			set(e.Name, expandRefs(e.Value, lookup))
+			continue
 		}
-		set(e.Name, val)
+		val, ok, err := envSourceValue(pod, spec, e.ValueFrom, objs, podIPs, node)
+		if err != nil {
+			return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
+		}
+		if ok {
+			set(e.Name, val)
+		}
 	}
 	return out, nil
+}
+
+// envSourceValue resolves one valueFrom; ok is false when an optional
+// reference resolves to nothing. What resolves here is what validation
+// accepts: both go through podspec.
+func envSourceValue(pod *v1.Pod, spec *v1.Container, vf *v1.EnvVarSource, objs *EnvObjects, podIPs []string, node *Node) (val string, ok bool, err error) {
+	src, err := podspec.EnvSourceOf(vf)
+	if err != nil {
+		return "", false, err
+	}
+	switch src {
+	case podspec.FieldRef:
+		val, err = podspec.FieldValue(pod, vf.FieldRef.FieldPath, podspec.InEnv,
+			podspec.Addresses{PodIPs: podIPs, HostIPs: node.IPs})
+		return val, err == nil, err
+	case podspec.ResourceFieldRef:
+		val, err = resourceFieldValue(pod, spec, vf.ResourceFieldRef, node)
+		return val, err == nil, err
+	}
+	return keyRefValue(vf, objs)
+}
+
+// resourceFieldValue reads the resources of the container the reference
+// names, this one when it names none.
+func resourceFieldValue(pod *v1.Pod, spec *v1.Container, ref *v1.ResourceFieldSelector, node *Node) (string, error) {
+	c := spec
+	if ref.ContainerName != "" && ref.ContainerName != spec.Name {
+		if c = findContainer(pod, ref.ContainerName); c == nil {
+			return "", fmt.Errorf("resourceFieldRef %q: no container %q in the pod", ref.Resource, ref.ContainerName)
+		}
+	}
+	return podspec.ResourceFieldValue(pod, c, ref, node.Allocatable)
+}
+
+func findContainer(pod *v1.Pod, name string) *v1.Container {
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
 }
 
 // envFromData is what one envFrom entry brings: nil for a missing
@@ -159,78 +184,4 @@ func keyRefValue(src *v1.EnvVarSource, objs *EnvObjects) (val string, ok bool, e
 		return "", false, fmt.Errorf("couldn't find key %s in %s %q", key, kind, name)
 	}
 	return string(v), true, nil
-}
-
-// fieldRefValue resolves a downward-API field path.
-func fieldRefValue(pod *v1.Pod, path string, podIPs []string, node *Node) (string, error) {
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "spec.nodeName":
-		return pod.Spec.NodeName, nil
-	case "spec.serviceAccountName":
-		return pod.Spec.ServiceAccountName, nil
-	case "status.podIP":
-		if len(podIPs) > 0 {
-			return podIPs[0], nil
-		}
-		return "", nil
-	case "status.podIPs":
-		return strings.Join(podIPs, ","), nil
-	case "status.hostIP":
-		return node.HostIP(), nil
-	case "status.hostIPs":
-		return strings.Join(node.IPs, ","), nil
-	}
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if key, ok := strings.CutPrefix(path, prefix+"['"); ok && strings.HasSuffix(key, "']") {
-			return m[strings.TrimSuffix(key, "']")], nil
-		}
-	}
-	return "", fmt.Errorf("unsupported fieldRef %q", path)
-}
-
-// resourceFieldValue resolves limits.cpu, requests.memory and friends.
-// An unset limit reads as the node's allocatable, an unset request as 0,
-// as in Kubernetes.
-func resourceFieldValue(spec *v1.Container, ref *v1.ResourceFieldSelector, node *Node) (string, error) {
-	kind, name, ok := strings.Cut(ref.Resource, ".")
-	if !ok || (kind != "limits" && kind != "requests") {
-		return "", fmt.Errorf("unsupported resourceFieldRef %q", ref.Resource)
-	}
-	list := spec.Resources.Limits
-	if kind == "requests" {
-		list = spec.Resources.Requests
-	}
-	q, set := list[v1.ResourceName(name)]
-	if !set && kind == "requests" {
-		return "0", nil
-	}
-	if !set {
-		switch name {
-		case "cpu":
-			q = *resource.NewMilliQuantity(node.CPUMilli, resource.DecimalSI)
-		case "memory":
-			q = *resource.NewQuantity(node.MemoryBytes, resource.BinarySI)
-		case "ephemeral-storage":
-			q = resource.Quantity{}
-		default:
-			return "", fmt.Errorf("unsupported resourceFieldRef %q", ref.Resource)
-		}
-	}
-	divisor := ref.Divisor
-	if divisor.IsZero() {
-		divisor = *resource.NewQuantity(1, resource.DecimalSI)
-	}
-	if name == "cpu" {
-		// Rounded up: a container never sees fewer cores than it has.
-		m, d := q.MilliValue(), divisor.MilliValue()
-		return strconv.FormatInt((m+d-1)/d, 10), nil
-	}
-	v, d := q.Value(), divisor.Value()
-	return strconv.FormatInt((v+d-1)/d, 10), nil
 }

@@ -37,7 +37,10 @@ func (f *fakeEnvSource) Secret(_ context.Context, _, name string, optional bool)
 func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 	yes := true
 	src := &fakeEnvSource{
-		cms:     map[string]map[string][]byte{"app": {"MODE": []byte("fast"), "LEVEL": []byte("3"), "bad=name": []byte("x")}},
+		// "1st.key" is a name the API server accepts too; "bad=name" is none.
+		cms: map[string]map[string][]byte{"app": {
+			"MODE": []byte("fast"), "LEVEL": []byte("3"), "1st.key": []byte("y"), "bad=name": []byte("x"),
+		}},
 		secrets: map[string]map[string][]byte{"creds": {"password": []byte("s3cret")}},
 	}
 	pod := envPod([]v1.EnvVar{
@@ -71,7 +74,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 	for _, kv := range kvs {
 		got = append(got, kv.Key+"="+string(kv.Value))
 	}
-	want := "LEVEL=3 MODE=slow CFG_LEVEL=3 CFG_MODE=fast PASS=s3cret LVL=3 ALSO=3"
+	want := "1st.key=y LEVEL=3 MODE=slow CFG_1st.key=y CFG_LEVEL=3 CFG_MODE=fast PASS=s3cret LVL=3 ALSO=3"
 	if strings.Join(got, " ") != want {
 		t.Errorf("env\n got %s\nwant %s", strings.Join(got, " "), want)
 	}

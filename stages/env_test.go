@@ -9,7 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var envNode = &Node{Name: "node-a", IPs: []string{"192.0.2.10", "2001:db8::10"}, CPUMilli: 4000, MemoryBytes: 8 << 30}
+var envNode = &Node{Name: "node-a", IPs: []string{"192.0.2.10", "2001:db8::10"}, CPUMilli: 4000, MemoryBytes: 8 << 30,
+	Allocatable: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("8Gi"),
+		v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}}
 
 // envPod is a pod whose app container has env and resources.
 func envPod(env []v1.EnvVar, res v1.ResourceRequirements) *v1.Pod {
@@ -79,18 +83,18 @@ func TestContainerEnv(t *testing.T) {
 
 	limits := testResources("250m", "64Mi", "1500m", "1Gi")
 	f("resource fields with divisors", []v1.EnvVar{
-		envResField("CPU_LIMIT", "limits.cpu", ""),       // 1.5 cores rounds up
-		envResField("CPU_LIMIT_M", "limits.cpu", "1m"),   // in millicores
-		envResField("CPU_REQ", "requests.cpu", ""),       // 0.25 rounds up
-		envResField("CPU_REQ_M", "requests.cpu", "100m"), // 2.5 tenths rounds up
+		envResField("CPU_LIMIT", "limits.cpu", ""),     // 1.5 cores rounds up
+		envResField("CPU_LIMIT_M", "limits.cpu", "1m"), // in millicores
+		envResField("CPU_REQ", "requests.cpu", ""),     // 0.25 rounds up
+		envResField("CPU_REQ_M", "requests.cpu", "1m"),
 		envResField("MEM_LIMIT", "limits.memory", ""),
 		envResField("MEM_LIMIT_MI", "limits.memory", "1Mi"),
 		envResField("MEM_REQ_MI", "requests.memory", "1Mi"),
 		envResField("MEM_REQ_G", "requests.memory", "1G"), // 64Mi in decimal gigabytes rounds up
-	}, limits, "CPU_LIMIT=2 CPU_LIMIT_M=1500 CPU_REQ=1 CPU_REQ_M=3 MEM_LIMIT=1073741824 MEM_LIMIT_MI=1024 MEM_REQ_MI=64 MEM_REQ_G=1")
+	}, limits, "CPU_LIMIT=2 CPU_LIMIT_M=1500 CPU_REQ=1 CPU_REQ_M=250 MEM_LIMIT=1073741824 MEM_LIMIT_MI=1024 MEM_REQ_MI=64 MEM_REQ_G=1")
 	f("an unset limit reads as the node's allocatable", []v1.EnvVar{
-		envResField("CPU", "limits.cpu", "1m"), envResField("MEM", "limits.memory", "1Mi"), envResField("EPH", "limits.ephemeral-storage", ""),
-	}, v1.ResourceRequirements{}, "CPU=4000 MEM=8192 EPH=0")
+		envResField("CPU", "limits.cpu", "1m"), envResField("MEM", "limits.memory", "1Mi"), envResField("EPH", "limits.ephemeral-storage", "1Gi"),
+	}, v1.ResourceRequirements{}, "CPU=4000 MEM=8192 EPH=100")
 
 	yes := true
 	f("optional configMap and secret keys are skipped", []v1.EnvVar{
@@ -134,8 +138,16 @@ func TestContainerEnvErrors(t *testing.T) {
 	f("secret key, explicitly not optional", env(v1.EnvVar{Name: "S", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{
 		LocalObjectReference: v1.LocalObjectReference{Name: "s"}, Key: "k", Optional: &no}}}), "env S")
 	f("unsupported field", env(envField("X", "status.phase")), `unsupported fieldRef "status.phase"`)
+	f("a volume-only field", env(envField("X", "metadata.labels")), `unsupported fieldRef "metadata.labels"`)
+	f("an invalid label key", env(envField("X", "metadata.labels['']")), `key "" in metadata.labels`)
 	f("unsupported resource", env(envResField("X", "limits.nvidia.com/gpu", "")), `unsupported resourceFieldRef "limits.nvidia.com/gpu"`)
 	f("malformed resource", env(envResField("X", "cpu", "")), `unsupported resourceFieldRef "cpu"`)
+	f("a divisor the API refuses", env(envResField("X", "limits.cpu", "100m")), "divisor 100m")
+	f("another container that is not there", env(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{
+		ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}}}), `no container "nope"`)
+	f("an env file", env(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{FileKeyRef: &v1.FileKeySelector{}}}),
+		"unsupported value source fileKeyRef")
+	f("no value source", env(v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{}}), "must specify one of")
 	f("envFrom configMap", func(c *v1.Container) {
 		c.EnvFrom = []v1.EnvFromSource{{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}
 	}, "envFrom")

@@ -3,11 +3,12 @@ package stages
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/podspec"
 )
 
 var (
@@ -17,23 +18,6 @@ var (
 	ErrImageBackoff = errors.New("back-off pulling image")
 )
 
-// DefaultPullPolicy is Always for an image without a tag or tagged
-// :latest (and no digest), IfNotPresent otherwise.
-func DefaultPullPolicy(image string) v1.PullPolicy {
-	if strings.Contains(image, "@") {
-		return v1.PullIfNotPresent
-	}
-	name := image[strings.LastIndex(image, "/")+1:]
-	tag, ok := "", false
-	if i := strings.LastIndex(name, ":"); i >= 0 {
-		tag, ok = name[i+1:], true
-	}
-	if !ok || tag == "latest" {
-		return v1.PullAlways
-	}
-	return v1.PullIfNotPresent
-}
-
 // ensureImage makes the container's image present per its pull policy and
 // returns the image reference to create the container from.
 func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
@@ -41,7 +25,7 @@ func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *ru
 	pod, ev := w.Pod, recorderOr(s.Events)
 	policy := spec.ImagePullPolicy
 	if policy == "" {
-		policy = DefaultPullPolicy(image)
+		policy = podspec.DefaultPullPolicy(image)
 	}
 	if policy != v1.PullAlways {
 		img, err := s.Images.ImageStatus(ctx, image)
