@@ -170,7 +170,7 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now t
 		case c.State == pleg.ContainerCreated:
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
 			return false
-		case c.State == pleg.ContainerRunning && c.Hash != "" && c.Hash != HashContainer(spec):
+		case c.State == pleg.ContainerRunning && specChanged(c.Hash, spec):
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
 			return false
 		default: // running, or unknown: wait for it
@@ -187,7 +187,7 @@ func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, cr
 		plan.Start = append(plan.Start, StartAction{Spec: spec, Attempt: nextAttempt(rt, spec.Name)})
 		plan.wait(spec.Name, "ContainerCreating", "")
 	case c.State == pleg.ContainerRunning:
-		if c.Hash != "" && c.Hash != HashContainer(spec) {
+		if specChanged(c.Hash, spec) {
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
 		}
 	case c.State == pleg.ContainerCreated:

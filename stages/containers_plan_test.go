@@ -95,6 +95,25 @@ func TestPlanContainers(t *testing.T) {
 		changed, rtPod(sb, withHash(rtRunning("c1", "sb1", "app", 0), app)), nil, now, planSummary{
 			Kill: []KillAction{{ID: "c1", Name: "app", SandboxID: "sb1", Reason: "spec changed"}},
 		})
+	resized := unitPod(func(p *v1.Pod) { p.Spec.Containers[0].Resources = testResources("", "", "", "128Mi") })
+	f("resized: kill it, the restart applies the new resources",
+		resized, rtPod(sb, withHash(rtRunning("c1", "sb1", "app", 0), app)), nil, now, planSummary{
+			Kill: []KillAction{{ID: "c1", Name: "app", SandboxID: "sb1", Reason: "spec changed"}},
+		})
+	probed := unitPod(func(p *v1.Pod) {
+		p.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+		p.Spec.Containers[0].TerminationMessagePath = v1.TerminationMessagePathDefault
+	})
+	f("fields that cannot change on a running pod differ: nothing to do",
+		probed, rtPod(sb, withHash(rtRunning("c1", "sb1", "app", 0), app)), nil, now, planSummary{})
+	legacy := rtRunning("c1", "sb1", "app", 0)
+	legacy.Hash = legacyHashContainer(app)
+	f("running with the hash an earlier podline stored: left running after the upgrade",
+		pod, rtPod(sb, legacy), nil, now, planSummary{})
+	f("running with the earlier hash, image changed: kill it",
+		changed, rtPod(sb, legacy), nil, now, planSummary{
+			Kill: []KillAction{{ID: "c1", Name: "app", SandboxID: "sb1", Reason: "spec changed"}},
+		})
 	f("created but never started: kill it",
 		pod, rtPod(sb, rtCreated("c1", "sb1", "app", 0)), nil, now, planSummary{
 			Kill: []KillAction{{ID: "c1", Name: "app", SandboxID: "sb1", Reason: "created but never started"}},
@@ -218,7 +237,7 @@ func TestPlanContainersInit(t *testing.T) {
 	f("first running: wait for it", always, rtPod(sb, withHash(rtRunning("i1", "sb1", "first", 0), first)), nil,
 		planSummary{Waiting: initializing})
 	changed := pod(v1.RestartPolicyAlways)
-	changed.Spec.InitContainers[0].Command = []string{"true"}
+	changed.Spec.InitContainers[0].Image = "busybox:1.37"
 	f("first running an outdated spec: kill it", changed, rtPod(sb, withHash(rtRunning("i1", "sb1", "first", 0), first)), nil,
 		planSummary{
 			Kill:    []KillAction{{ID: "i1", Name: "first", SandboxID: "sb1", Reason: "spec changed"}},

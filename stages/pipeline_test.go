@@ -186,7 +186,7 @@ func testSpecChangeRestartsContainer(t *testing.T, q stages.QueueKind) {
 	h.pipe.Upsert(pod)
 	first := h.waitRunning(pod.UID).ContainerStatuses[0].ContainerID
 	updated := pod.DeepCopy()
-	updated.Spec.Containers[0].Command = []string{"sleep", "7200"}
+	updated.Spec.Containers[0].Image = "busybox:1.37"
 	h.pipe.Upsert(updated)
 	st := h.waitFor(pod.UID, "restarted", func(st v1.PodStatus) bool {
 		cs := st.ContainerStatuses[0]
