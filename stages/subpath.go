@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/internal/safepath"
+	"github.com/podline/podline/podspec"
 )
 
 // SubPathBind is one volumeMount with a subPath: Rel inside the volume at
@@ -54,27 +54,15 @@ func SubPathBinds(pod *v1.Pod, spec *v1.Container, node *Node, envs []*runtimeap
 		if vm.SubPathExpr != "" {
 			rel = expandRefs(vm.SubPathExpr, envLookup(envs))
 		}
-		if err := checkSubPath(rel); err != nil {
-			return nil, b.errorf("%v", err)
+		// The text check first, as validation does it; the bind resolves
+		// the rest safely.
+		if err := podspec.CheckSubPath(rel); err != nil {
+			return nil, b.errorf("%q %v", rel, err)
 		}
 		b.Rel = filepath.Clean(rel)
 		out = append(out, b)
 	}
 	return out, nil
-}
-
-// checkSubPath refuses, as text, what can never stay inside a volume. The
-// bind resolves the rest safely.
-func checkSubPath(rel string) error {
-	if filepath.IsAbs(rel) {
-		return fmt.Errorf("%q must be a relative path", rel)
-	}
-	for _, part := range strings.Split(rel, "/") {
-		if part == ".." {
-			return fmt.Errorf("%q must not contain '..'", rel)
-		}
-	}
-	return nil
 }
 
 func (b SubPathBind) errorf(format string, args ...any) error {
