@@ -1,5 +1,8 @@
-// Package podspec says which parts of a pod spec podline supports and how
-// each one reads: the downward API field paths and resource fields, the
+// Package podspec turns a pod spec into what the runtime is given: the CRI
+// sandbox and container configs (environment, mounts and subPath bind
+// targets, resources, security, DNS, the spec hash that decides a
+// restart), and says which parts of a spec podline supports and how each
+// one reads: the downward API field paths and resource fields, the
 // sources an environment variable may take its value from, the names a
 // variable may have, the subPaths a mount may name and the default image
 // pull policy.
@@ -9,6 +12,9 @@
 // runs, and what the API server accepts either resolves here or fails with
 // the field named. Each rule lives here once; a copy elsewhere drifts.
 //
-// The package is pure: no I/O, no state, and no other podline package, so
-// any of them may import it.
+// The package is pure: spec and node in, config out, table-tested without
+// a runtime. What must touch the host (reading configMaps, binding a
+// subPath, writing files) is done by the stages with what this package
+// names; the one exception is ReadResolvConf, read once at start. It
+// imports no podline package with state of its own.
 package podspec

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podline/podline/cgroupfs"
+	"github.com/podline/podline/podspec"
 )
 
 // Request is what a pod asks of the node.
@@ -37,9 +38,9 @@ func PodRequest(pod *v1.Pod) Request {
 // effectiveRequest is the request, or the limit when only that is set.
 func effectiveRequest(c *v1.Container, name v1.ResourceName, milli bool) int64 {
 	if _, ok := c.Resources.Requests[name]; ok {
-		return request(c, name, milli)
+		return podspec.ContainerRequest(c, name, milli)
 	}
-	return limit(c, name, milli)
+	return podspec.ContainerLimit(c, name, milli)
 }
 
 // Admit decides whether a pod fits on the node next to what is already

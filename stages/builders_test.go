@@ -4,11 +4,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podline/podline/internal/podtest"
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // Builders shared by the unit tests of the pure decision functions: a
@@ -20,31 +19,10 @@ var baseTime = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // unitPod is a pod "web" in "default" with one app container "app" and
 // restart policy Always, changed by mutate (nil entries are skipped).
-func unitPod(mutate ...func(*v1.Pod)) *v1.Pod {
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: types.UID("uid-web")},
-		Spec: v1.PodSpec{
-			RestartPolicy: v1.RestartPolicyAlways,
-			Containers:    []v1.Container{{Name: "app", Image: "busybox:1.36"}},
-		},
-	}
-	for _, m := range mutate {
-		if m != nil {
-			m(p)
-		}
-	}
-	return p
-}
+var unitPod = podtest.Pod
 
 // withApps replaces the app containers with ones of these names.
-func withApps(names ...string) func(*v1.Pod) {
-	return func(p *v1.Pod) {
-		p.Spec.Containers = nil
-		for _, n := range names {
-			p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: n, Image: "busybox:1.36"})
-		}
-	}
-}
+var withApps = podtest.Apps
 
 // withInits sets init containers of these names, in order.
 func withInits(names ...string) func(*v1.Pod) {
@@ -61,25 +39,9 @@ func withRestartPolicy(rp v1.RestartPolicy) func(*v1.Pod) {
 }
 
 // testResources builds requirements from quantities; "" leaves one unset.
-func testResources(cpuReq, memReq, cpuLim, memLim string) v1.ResourceRequirements {
-	var r v1.ResourceRequirements
-	set := func(rl *v1.ResourceList, name v1.ResourceName, q string) {
-		if q == "" {
-			return
-		}
-		if *rl == nil {
-			*rl = v1.ResourceList{}
-		}
-		(*rl)[name] = resource.MustParse(q)
-	}
-	set(&r.Requests, v1.ResourceCPU, cpuReq)
-	set(&r.Requests, v1.ResourceMemory, memReq)
-	set(&r.Limits, v1.ResourceCPU, cpuLim)
-	set(&r.Limits, v1.ResourceMemory, memLim)
-	return r
-}
+var testResources = podtest.Resources
 
-func ptrOf[T any](v T) *T { return &v }
+func ptrOf[T any](v T) *T { return podtest.Ptr(v) }
 
 func rtPod(sbs []*pleg.Sandbox, cs ...*pleg.Container) *pleg.Pod {
 	return &pleg.Pod{UID: "uid-web", Name: "web", Namespace: "default", Sandboxes: sbs, Containers: cs}
@@ -118,6 +80,6 @@ func rtExited(id, sandboxID, name string, attempt uint32, code int32, finished t
 
 // withHash stamps the hash of spec on c, as podline does at creation.
 func withHash(c *pleg.Container, spec *v1.Container) *pleg.Container {
-	c.Hash = HashContainer(spec)
+	c.Hash = podspec.HashContainer(spec)
 	return c
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // minKillGrace is the shortest time a container gets to stop: even a
@@ -65,7 +66,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	if len(plan.Kill) > 0 {
 		return Outcome{Async: s.kill(pod, w.UID, plan.Kill, podGrace(pod))}
 	}
-	sandboxCfg := SandboxConfig(pod, sb.Attempt, s.Node)
+	sandboxCfg := podspec.SandboxConfig(pod, sb.Attempt, s.Node)
 	var errs []error
 	for _, act := range plan.Start {
 		if err := s.start(w, act, sb, sandboxCfg); err != nil {
@@ -80,7 +81,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 
 // podGrace is how long the pod's containers get to stop.
 func podGrace(pod *v1.Pod) time.Duration {
-	return max(time.Duration(gracePeriod(pod))*time.Second, minKillGrace)
+	return max(time.Duration(podspec.GracePeriod(pod))*time.Second, minKillGrace)
 }
 
 // teardown stops every running container of the pod, in the background.
@@ -167,7 +168,7 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
-	cfg, err := ContainerConfig(pod, act, imageRef, ips, s.Node)
+	cfg, err := podspec.ContainerConfig(pod, act, imageRef, ips, s.Node)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
@@ -212,12 +213,12 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 // bindSubPaths makes and binds each subPath mount of the container
 // (see SubPathBind), after the config named the bind targets.
 func (s *ContainerStage) bindSubPaths(pod *v1.Pod, act StartAction, cfg *runtimeapi.ContainerConfig) error {
-	binds, err := SubPathBinds(pod, act.Spec, s.Node, cfg.Envs)
+	binds, err := podspec.SubPathBinds(pod, act.Spec, s.Node, cfg.Envs)
 	if err != nil {
 		return err
 	}
 	for _, b := range binds {
-		if err := b.Prepare(); err != nil {
+		if err := prepareSubPath(b); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // KillAction stops one running container.
@@ -16,14 +17,7 @@ type KillAction struct {
 }
 
 // StartAction creates and starts one container.
-type StartAction struct {
-	Spec    *v1.Container
-	Init    bool
-	Attempt uint32
-	// Env are the objects the environment refers to, read by the stage
-	// just before the config is built; the plan leaves it nil.
-	Env *EnvObjects
-}
+type StartAction = podspec.Instance
 
 // ContainerPlan is what the containers stage does for one pass. Kills run
 // first; starts only run when there is nothing to kill, so a container is
@@ -170,7 +164,7 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now t
 		case c.State == pleg.ContainerCreated:
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
 			return false
-		case c.State == pleg.ContainerRunning && specChanged(c.Hash, spec):
+		case c.State == pleg.ContainerRunning && podspec.SpecChanged(c.Hash, spec):
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
 			return false
 		default: // running, or unknown: wait for it
@@ -187,7 +181,7 @@ func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, cr
 		plan.Start = append(plan.Start, StartAction{Spec: spec, Attempt: nextAttempt(rt, spec.Name)})
 		plan.wait(spec.Name, "ContainerCreating", "")
 	case c.State == pleg.ContainerRunning:
-		if specChanged(c.Hash, spec) {
+		if podspec.SpecChanged(c.Hash, spec) {
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
 		}
 	case c.State == pleg.ContainerCreated:

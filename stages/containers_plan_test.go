@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // startSummary is a StartAction without its spec pointer.
@@ -107,7 +108,7 @@ func TestPlanContainers(t *testing.T) {
 	f("fields that cannot change on a running pod differ: nothing to do",
 		probed, rtPod(sb, withHash(rtRunning("c1", "sb1", "app", 0), app)), nil, now, planSummary{})
 	legacy := rtRunning("c1", "sb1", "app", 0)
-	legacy.Hash = legacyHashContainer(app)
+	legacy.Hash = podspec.LegacyHashContainer(app)
 	f("running with the hash an earlier podline stored: left running after the upgrade",
 		pod, rtPod(sb, legacy), nil, now, planSummary{})
 	f("running with the earlier hash, image changed: kill it",

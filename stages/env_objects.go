@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/podspec"
 )
 
 // EnvSource reads the configMaps and secrets a container's environment
@@ -15,29 +17,25 @@ type EnvSource interface {
 	Secret(ctx context.Context, namespace, name string, optional bool) (data map[string][]byte, found bool, err error)
 }
 
-// EnvObjects are what a container's envFrom and valueFrom refer to, read
-// before its config is built so that ContainerConfig stays a pure
-// function. A name mapped to nil is an optional object that does not
-// exist.
-type EnvObjects struct {
-	ConfigMaps map[string]map[string][]byte
-	Secrets    map[string]map[string][]byte
-	// Services are the services whose variables the container gets.
-	Services []*v1.Service
+// ServiceSource lists the services whose variables a pod's containers
+// see: those of the pod's namespace and the API server's own service,
+// default/kubernetes. An error means the list is not known yet.
+type ServiceSource interface {
+	Services(namespace string) ([]*v1.Service, error)
 }
 
 // FetchEnvObjects reads each object spec refers to once, and the services
 // the pod sees. It returns nil without a source (no API server):
 // references then fail as unresolvable, unless optional.
-func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource, pod *v1.Pod, spec *v1.Container) (*EnvObjects, error) {
+func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource, pod *v1.Pod, spec *v1.Container) (*podspec.EnvObjects, error) {
 	if src == nil {
 		return nil, nil
 	}
-	objs := &EnvObjects{ConfigMaps: map[string]map[string][]byte{}, Secrets: map[string]map[string][]byte{}}
+	objs := &podspec.EnvObjects{ConfigMaps: map[string]map[string][]byte{}, Secrets: map[string]map[string][]byte{}}
 	if services != nil {
 		list, err := services.Services(pod.Namespace)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, fmt.Errorf("%w: %v", podspec.ErrConfig, err)
 		}
 		objs.Services = list
 	}
@@ -51,7 +49,7 @@ func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource,
 		}
 		data, found, err := read(ctx, pod.Namespace, name, isTrue(optional))
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrConfig, err)
+			return fmt.Errorf("%w: %v", podspec.ErrConfig, err)
 		}
 		if !found {
 			data = nil

@@ -7,7 +7,27 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/podspec"
 )
+
+// envNode is the node the environment tests resolve against.
+var envNode = &Node{Name: "node-a"}
+
+func envPod(env []v1.EnvVar) *v1.Pod {
+	return unitPod(func(p *v1.Pod) { p.Spec.Containers[0].Env = env })
+}
+
+// containerEnv builds the container's config from what FetchEnvObjects
+// read and returns its environment.
+func containerEnv(pod *v1.Pod, spec *v1.Container, objs *podspec.EnvObjects) ([]*runtimeapi.KeyValue, error) {
+	cfg, err := podspec.ContainerConfig(pod, podspec.Instance{Spec: spec, Env: objs}, "img", nil, envNode)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Envs, nil
+}
 
 // fakeEnvSource serves objects from maps and counts reads.
 type fakeEnvSource struct {
@@ -52,7 +72,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 		{Name: "GONE", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
 			LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope", Optional: &yes}}},
 		{Name: "ALSO", Value: "$(CFG_LEVEL)"},
-	}, v1.ResourceRequirements{})
+	})
 	spec := &pod.Spec.Containers[0]
 	spec.EnvFrom = []v1.EnvFromSource{
 		{ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: "app"}}},
@@ -66,7 +86,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 	if src.reads != 3 {
 		t.Errorf("%d reads, want 3 (app, missing, creds: each once)", src.reads)
 	}
-	kvs, err := containerEnv(pod, spec, objs, nil, envNode)
+	kvs, err := containerEnv(pod, spec, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +101,13 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 
 	bad := func(name string, e v1.EnvVar, wantMsg string) {
 		t.Helper()
-		p := envPod([]v1.EnvVar{e}, v1.ResourceRequirements{})
+		p := envPod([]v1.EnvVar{e})
 		objs, err := FetchEnvObjects(context.Background(), src, nil, p, &p.Spec.Containers[0])
 		if err == nil {
-			_, err = containerEnv(p, &p.Spec.Containers[0], objs, nil, envNode)
+			_, err = containerEnv(p, &p.Spec.Containers[0], objs)
 		}
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), wantMsg) {
-			t.Errorf("%s: error %v, want ErrConfig with %q", name, err, wantMsg)
+		if !errors.Is(err, podspec.ErrConfig) || !strings.Contains(err.Error(), wantMsg) {
+			t.Errorf("%s: error %v, want podspec.ErrConfig with %q", name, err, wantMsg)
 		}
 	}
 	bad("missing key", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
@@ -97,8 +117,8 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 
 	// Without an API server only optional references resolve (to nothing).
 	p := envPod([]v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{
-		LocalObjectReference: v1.LocalObjectReference{Name: "creds"}, Key: "password"}}}}, v1.ResourceRequirements{})
-	if _, err := containerEnv(p, &p.Spec.Containers[0], nil, nil, envNode); !errors.Is(err, ErrConfig) ||
+		LocalObjectReference: v1.LocalObjectReference{Name: "creds"}, Key: "password"}}}})
+	if _, err := containerEnv(p, &p.Spec.Containers[0], nil); !errors.Is(err, podspec.ErrConfig) ||
 		!strings.Contains(err.Error(), "need an API server") {
 		t.Errorf("standalone secret reference: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // SandboxStage makes sure a pod has exactly one ready sandbox while it
@@ -59,7 +60,7 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	if !plan.Create {
 		return Next()
 	}
-	cfg := SandboxConfig(pod, plan.Attempt, s.Node)
+	cfg := podspec.SandboxConfig(pod, plan.Attempt, s.Node)
 	if parent := cfg.GetLinux().GetCgroupParent(); parent != "" && s.Limits != nil {
 		if err := s.Limits.EnsurePod(parent, cgroupfs.PodResources(pod)); err != nil {
 			return Fail(fmt.Errorf("pod cgroup: %w", err))
@@ -137,7 +138,7 @@ func (s *SandboxStage) teardown(w *Work) Outcome {
 		return Fail(err)
 	}
 	if name != "" {
-		if err := s.Node.RemovePodLogDir(ns, name, w.UID); err != nil {
+		if err := removePodLogDir(s.Node, ns, name, w.UID); err != nil {
 			return Fail(fmt.Errorf("remove pod log directory: %w", err))
 		}
 	}

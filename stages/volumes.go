@@ -12,40 +12,12 @@ import (
 
 	"github.com/podline/podline/internal/poduid"
 	"github.com/podline/podline/internal/tmpfs"
+	"github.com/podline/podline/podspec"
 )
 
 // ErrMount marks a volume that could not be set up; the pod waits in
 // ContainerCreating and a FailedMount is reported.
 var ErrMount = errors.New("mount failed")
-
-// VolumeHostPath returns where a volume lives on the host. ok is false for
-// volume types podline does not handle yet.
-func VolumeHostPath(node *Node, pod *v1.Pod, vol *v1.Volume) (string, bool) {
-	plugin := ""
-	switch {
-	case vol.HostPath != nil:
-		return vol.HostPath.Path, true
-	case vol.EmptyDir != nil:
-		plugin = "kubernetes.io~empty-dir"
-	case vol.ConfigMap != nil:
-		plugin = "kubernetes.io~configmap"
-	case vol.Secret != nil:
-		plugin = "kubernetes.io~secret"
-	case vol.Projected != nil:
-		plugin = "kubernetes.io~projected"
-	case vol.DownwardAPI != nil:
-		plugin = "kubernetes.io~downward-api"
-	default:
-		return "", false
-	}
-	return filepath.Join(node.PodDir(pod.UID), "volumes", plugin, vol.Name), true
-}
-
-// isContentVolume reports the volume types whose files a ContentSource
-// writes.
-func isContentVolume(vol *v1.Volume) bool {
-	return vol.ConfigMap != nil || vol.Secret != nil || vol.Projected != nil || vol.DownwardAPI != nil
-}
 
 // ContentSource fills the volumes whose files come from the API server:
 // configMap, secret, downwardAPI and projected (service account tokens
@@ -89,15 +61,15 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 }
 
 func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) error {
-	path, ok := VolumeHostPath(s.Node, pod, vol)
+	path, ok := podspec.VolumeHostPath(s.Node, pod, vol)
 	if !ok {
 		return errors.New("this volume type is not supported yet (emptyDir, hostPath, configMap, secret, downwardAPI and projected are)")
 	}
 	var err error
 	switch {
-	case isContentVolume(vol) && s.Content == nil:
+	case podspec.IsContentVolume(vol) && s.Content == nil:
 		err = errors.New("needs the API server (--kubeconfig)")
-	case isContentVolume(vol):
+	case podspec.IsContentVolume(vol):
 		if err = os.MkdirAll(path, 0o750); err == nil {
 			err = s.Content.SetUp(ctx, pod, vol, path)
 		}
@@ -196,7 +168,7 @@ func (s *VolumeStage) teardown(w *Work) Outcome {
 	if !w.Removed {
 		return Next()
 	}
-	if err := s.Node.RemovePodDir(w.UID); err != nil {
+	if err := removePodDir(s.Node, w.UID); err != nil {
 		return Fail(fmt.Errorf("remove pod directory: %w", err))
 	}
 	return Next()

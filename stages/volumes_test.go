@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podline/podline/internal/onefs"
+	"github.com/podline/podline/podspec"
 )
 
 func TestVolumeHostPath(t *testing.T) {
@@ -22,7 +23,7 @@ func TestVolumeHostPath(t *testing.T) {
 	pod := unitPod()
 	f := func(name string, src v1.VolumeSource, want string, wantOK bool) {
 		t.Helper()
-		got, ok := VolumeHostPath(node, pod, &v1.Volume{Name: "vol", VolumeSource: src})
+		got, ok := podspec.VolumeHostPath(node, pod, &v1.Volume{Name: "vol", VolumeSource: src})
 		if got != want || ok != wantOK {
 			t.Errorf("%s: %q %v, want %q %v", name, got, ok, want, wantOK)
 		}
@@ -180,7 +181,7 @@ func TestVolumeStage(t *testing.T) {
 	if out := s.Handle(w); out.Err != nil || !w.Sync.VolumesReady {
 		t.Fatalf("setup: %v, ready %v", out.Err, w.Sync.VolumesReady)
 	}
-	scratch, _ := VolumeHostPath(node, pod, &pod.Spec.Volumes[0])
+	scratch, _ := podspec.VolumeHostPath(node, pod, &pod.Spec.Volumes[0])
 	for _, p := range []string{scratch, hostDir} {
 		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
 			t.Errorf("%s: %v", p, err)
@@ -252,7 +253,7 @@ func TestRemovePodDirStopsAtMounts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(pod, "plain"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := node.RemovePodDir("uid-web"); !errors.Is(err, onefs.ErrOtherMount) {
+	if err := removePodDir(node, "uid-web"); !errors.Is(err, onefs.ErrOtherMount) {
 		t.Fatalf("error %v, want onefs.ErrOtherMount", err)
 	}
 	if _, err := os.Stat(keep); err != nil {
@@ -322,8 +323,8 @@ func TestUnsafeUIDNeverBecomesAPath(t *testing.T) {
 	mustPanic("PodDir", func() { node.PodDir(uid) })
 	mustPanic("PodLogDir", func() { node.PodLogDir("default", "web", uid) })
 	mustPanic("PodLogDir with a bad name", func() { node.PodLogDir("default", "a/b", "uid-web") })
-	mustPanic("VolumeHostPath", func() {
-		VolumeHostPath(node, unitPod(func(p *v1.Pod) { p.UID = uid }), &v1.Volume{Name: "v", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}})
+	mustPanic("podspec.VolumeHostPath", func() {
+		podspec.VolumeHostPath(node, unitPod(func(p *v1.Pod) { p.UID = uid }), &v1.Volume{Name: "v", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}})
 	})
 
 	s := &VolumeStage{Node: node}
@@ -331,7 +332,7 @@ func TestUnsafeUIDNeverBecomesAPath(t *testing.T) {
 	if out := s.Handle(w); out.Err != nil || w.Sync.VolumesReady {
 		t.Fatalf("orphan teardown: %v, ready %v", out.Err, w.Sync.VolumesReady)
 	}
-	for _, err := range []error{node.RemovePodDir(uid), node.RemovePodLogDir("default", "web", uid)} {
+	for _, err := range []error{removePodDir(node, uid), removePodLogDir(node, "default", "web", uid)} {
 		if err != nil {
 			t.Errorf("removal for an unsafe UID: %v", err)
 		}

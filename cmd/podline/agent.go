@@ -19,6 +19,7 @@ import (
 	"github.com/podline/podline/machine"
 	"github.com/podline/podline/node"
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 	"github.com/podline/podline/server"
 	"github.com/podline/podline/sources"
 	"github.com/podline/podline/stages"
@@ -178,7 +179,7 @@ func (a *agent) buildNode() error {
 	if o.nodeIP != "" {
 		ips = []string{o.nodeIP}
 	}
-	hostDNS, err := stages.ReadResolvConf(o.resolvConf)
+	hostDNS, err := podspec.ReadResolvConf(o.resolvConf)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func (a *agent) buildNode() error {
 		RootDir:     o.rootDir,
 		LogsDir:     o.podLogsDir,
 		Cgroups:     cgroupfs.Layout{Root: o.cgroupRoot, PerQOS: o.cgroupsPerQOS},
-		DNS:         stages.DNS{ClusterDNS: o.clusterDNS, ClusterDomain: o.clusterDomain, Host: hostDNS},
+		DNS:         podspec.DNS{ClusterDNS: o.clusterDNS, ClusterDomain: o.clusterDomain, Host: hostDNS},
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestContainerConfig(t *testing.T) {
 		c.Env = []v1.EnvVar{{Name: "GREETING", Value: "hi"}, envField("POD", "metadata.name")}
 	})
 	spec := &pod.Spec.Containers[0]
-	cfg, err := ContainerConfig(pod, StartAction{Spec: spec, Attempt: 3}, "sha256:0123", []string{"10.88.0.5"}, configNode)
+	cfg, err := ContainerConfig(pod, Instance{Spec: spec, Attempt: 3}, "sha256:0123", []string{"10.88.0.5"}, configNode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestContainerConfig(t *testing.T) {
 		t.Errorf("linux config incomplete: %s", prototext.Format(cfg.GetLinux()))
 	}
 
-	initCfg, err := ContainerConfig(pod, StartAction{Spec: spec, Init: true}, "sha256:0123", nil, configNode)
+	initCfg, err := ContainerConfig(pod, Instance{Spec: spec, Init: true}, "sha256:0123", nil, configNode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestContainerConfigGracePeriod(t *testing.T) {
 			p.Spec.TerminationGracePeriodSeconds = spec
 			p.DeletionGracePeriodSeconds = deletion
 		})
-		cfg, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+		cfg, err := ContainerConfig(pod, Instance{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestContainerConfigMounts(t *testing.T) {
 	f := func(name string, vm v1.VolumeMount, want *runtimeapi.Mount) {
 		t.Helper()
 		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{vm}
-		cfg, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+		cfg, err := ContainerConfig(pod, Instance{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -133,7 +133,7 @@ func TestContainerConfigMounts(t *testing.T) {
 	bad := func(name string, vm v1.VolumeMount, wantMsg string) {
 		t.Helper()
 		pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{vm}
-		_, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+		_, err := ContainerConfig(pod, Instance{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), wantMsg) {
 			t.Errorf("%s: error %v, want ErrConfig mentioning %q", name, err, wantMsg)
 		}
@@ -148,7 +148,7 @@ func TestContainerConfigMounts(t *testing.T) {
 
 func TestContainerConfigErrorFromEnv(t *testing.T) {
 	pod := unitPod(func(p *v1.Pod) { p.Spec.Containers[0].Env = []v1.EnvVar{envField("X", "spec.unknown")} })
-	_, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+	_, err := ContainerConfig(pod, Instance{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
 	if !errors.Is(err, ErrConfig) {
 		t.Errorf("error %v, want ErrConfig", err)
 	}
@@ -195,7 +195,7 @@ func TestContentVolumesMountReadOnly(t *testing.T) {
 	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{
 		{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "token", MountPath: "/var/run/secrets"}, {Name: "scratch", MountPath: "/tmp"},
 	}
-	cfg, err := ContainerConfig(pod, StartAction{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
+	cfg, err := ContainerConfig(pod, Instance{Spec: &pod.Spec.Containers[0]}, "img", nil, configNode)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"encoding/json"
@@ -47,10 +47,10 @@ type restartFields struct {
 func HashContainer(c *v1.Container) string {
 	b, err := json.Marshal(restartFields{
 		Image:         c.Image,
-		CPURequestM:   request(c, v1.ResourceCPU, true),
-		CPULimitM:     limit(c, v1.ResourceCPU, true),
-		MemoryRequest: request(c, v1.ResourceMemory, false),
-		MemoryLimit:   limit(c, v1.ResourceMemory, false),
+		CPURequestM:   ContainerRequest(c, v1.ResourceCPU, true),
+		CPULimitM:     ContainerLimit(c, v1.ResourceCPU, true),
+		MemoryRequest: ContainerRequest(c, v1.ResourceMemory, false),
+		MemoryLimit:   ContainerLimit(c, v1.ResourceMemory, false),
 	})
 	if err != nil {
 		panic("BUG: restartFields do not encode: " + err.Error())
@@ -60,17 +60,17 @@ func HashContainer(c *v1.Container) string {
 	return fmt.Sprintf("%s%016x", hashPrefix, h.Sum64())
 }
 
-// specChanged reports whether a running container, created with hash, no
+// SpecChanged reports whether a running container, created with hash, no
 // longer matches spec. An empty hash (a container podline did not create)
 // is left alone, and so is a hash of a form this podline does not know: a
 // container a newer podline made keeps running after a downgrade, rather
 // than every container on the node restarting.
-func specChanged(hash string, spec *v1.Container) bool {
+func SpecChanged(hash string, spec *v1.Container) bool {
 	switch {
 	case strings.HasPrefix(hash, hashPrefix):
 		return hash != HashContainer(spec)
 	case isLegacyHash(hash):
-		return hash != legacyHashContainer(spec)
+		return hash != LegacyHashContainer(spec)
 	}
 	return false
 }

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"encoding/json"
@@ -15,8 +15,8 @@ import (
 // follows k8s.io/api: TestLegacyHashGolden fails if an upgrade of it moves
 // these hashes, which would restart every such container.
 
-// legacyHashContainer is the hash those containers carry.
-func legacyHashContainer(c *v1.Container) string {
+// LegacyHashContainer is the hash those containers carry.
+func LegacyHashContainer(c *v1.Container) string {
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic("BUG: a v1.Container does not encode: " + err.Error())

@@ -1,4 +1,4 @@
-package stages
+package podspec_test
 
 import (
 	"errors"
@@ -19,17 +19,17 @@ import (
 func TestEnvAgreesWithValidation(t *testing.T) {
 	var env []v1.EnvVar
 	for i, path := range podspec.FieldPaths(podspec.InEnv) {
-		env = append(env, envField(fmt.Sprintf("F%d", i), strings.ReplaceAll(path, "<KEY>", "app")))
+		env = append(env, podspec.EnvFieldForTest(fmt.Sprintf("F%d", i), strings.ReplaceAll(path, "<KEY>", "app")))
 	}
 	for i, res := range podspec.ResourceFields() {
-		env = append(env, envResField(fmt.Sprintf("R%d", i), strings.ReplaceAll(res, "<size>", "2Mi"), ""))
+		env = append(env, podspec.EnvResFieldForTest(fmt.Sprintf("R%d", i), strings.ReplaceAll(res, "<size>", "2Mi"), ""))
 	}
-	pod := envPod(env, testResources("250m", "64Mi", "1", "1Gi"))
+	pod := podspec.EnvPodForTest(env, podspec.TestResourcesForTest("250m", "64Mi", "1", "1Gi"))
 	sources.ApplyDefaults(pod)
 	if errs := sources.Validate(pod); len(errs) > 0 {
 		t.Fatalf("validation refuses what env offers: %v", errs)
 	}
-	kvs, err := containerEnv(pod, &pod.Spec.Containers[0], nil, []string{"10.88.0.5"}, envNode)
+	kvs, err := podspec.ContainerEnvForTest(pod, &pod.Spec.Containers[0], nil, []string{"10.88.0.5"}, podspec.EnvNodeForTest)
 	if err != nil {
 		t.Fatalf("env does not resolve what validation accepts: %v", err)
 	}
@@ -39,14 +39,14 @@ func TestEnvAgreesWithValidation(t *testing.T) {
 
 	f := func(name string, vf v1.EnvVarSource, wantField string) {
 		t.Helper()
-		pod := envPod([]v1.EnvVar{{Name: "X", ValueFrom: &vf}}, v1.ResourceRequirements{})
+		pod := podspec.EnvPodForTest([]v1.EnvVar{{Name: "X", ValueFrom: &vf}}, v1.ResourceRequirements{})
 		sources.ApplyDefaults(pod)
 		errs := sources.Validate(pod)
 		if len(errs) != 1 || errs[0].Field != wantField {
 			t.Errorf("%s: validation %v, want one error on %s", name, errs, wantField)
 		}
-		if _, err := envString(t, pod, nil); !errors.Is(err, ErrConfig) {
-			t.Errorf("%s: env error %v, want ErrConfig", name, err)
+		if _, err := podspec.EnvStringForTest(t, pod, nil); !errors.Is(err, podspec.ErrConfig) {
+			t.Errorf("%s: env error %v, want podspec.ErrConfig", name, err)
 		}
 	}
 	field := func(path string) v1.EnvVarSource {

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"errors"
@@ -17,9 +17,20 @@ import (
 // shows CreateContainerConfigError.
 var ErrConfig = errors.New("invalid container config")
 
+// Instance is one container instance to build a config for.
+type Instance struct {
+	Spec    *v1.Container
+	Init    bool
+	Attempt uint32
+	// Env are the objects the environment refers to, read just before the
+	// config is built (FetchEnvObjects in stages/); nil without an API
+	// server.
+	Env *EnvObjects
+}
+
 // ContainerConfig builds the CRI config for one container instance.
 // imageRef is the resolved image; podIPs are the sandbox's addresses.
-func ContainerConfig(pod *v1.Pod, act StartAction, imageRef string, podIPs []string, node *Node) (*runtimeapi.ContainerConfig, error) {
+func ContainerConfig(pod *v1.Pod, act Instance, imageRef string, podIPs []string, node *Node) (*runtimeapi.ContainerConfig, error) {
 	spec := act.Spec
 	env, err := containerEnv(pod, spec, act.Env, podIPs, node)
 	if err != nil {
@@ -54,7 +65,7 @@ func ContainerConfig(pod *v1.Pod, act StartAction, imageRef string, podIPs []str
 		Annotations: map[string]string{
 			cri.AnnotationContainerHash:    HashContainer(spec),
 			cri.AnnotationRestartCount:     strconv.FormatUint(uint64(act.Attempt), 10),
-			cri.AnnotationTerminationGrace: strconv.FormatInt(gracePeriod(pod), 10),
+			cri.AnnotationTerminationGrace: strconv.FormatInt(GracePeriod(pod), 10),
 		},
 		LogPath:   filepath.Join(spec.Name, strconv.FormatUint(uint64(act.Attempt), 10)+".log"),
 		Stdin:     spec.Stdin,
@@ -82,8 +93,8 @@ func expandAll(in []string, lookup func(string) (string, bool)) []string {
 	return out
 }
 
-// gracePeriod is the pod's termination grace period in seconds.
-func gracePeriod(pod *v1.Pod) int64 {
+// GracePeriod is the pod's termination grace period in seconds.
+func GracePeriod(pod *v1.Pod) int64 {
 	if pod.DeletionGracePeriodSeconds != nil {
 		return *pod.DeletionGracePeriodSeconds
 	}
@@ -119,7 +130,7 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node, env []*runtime
 			HostPath:      host,
 			// Content volumes are always read-only, as the kubelet mounts
 			// them: their directory is writable for any user of the pod.
-			Readonly:    vm.ReadOnly || isContentVolume(vol),
+			Readonly:    vm.ReadOnly || IsContentVolume(vol),
 			Propagation: propagation(vm.MountPropagation),
 		})
 	}

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	v1 "k8s.io/api/core/v1"
@@ -11,7 +11,7 @@ import (
 // settings. A missing request defaults to the limit.
 func linuxResources(pod *v1.Pod, spec *v1.Container, node *Node) *runtimeapi.LinuxContainerResources {
 	r := &runtimeapi.LinuxContainerResources{OomScoreAdj: oomScoreAdj(pod, spec, node)}
-	cpuReq, cpuLim := request(spec, v1.ResourceCPU, true), limit(spec, v1.ResourceCPU, true)
+	cpuReq, cpuLim := ContainerRequest(spec, v1.ResourceCPU, true), ContainerLimit(spec, v1.ResourceCPU, true)
 	if cpuReq == 0 {
 		cpuReq = cpuLim
 	}
@@ -20,15 +20,15 @@ func linuxResources(pod *v1.Pod, spec *v1.Container, node *Node) *runtimeapi.Lin
 		r.CpuQuota = cgroupfs.MilliCPUToQuota(cpuLim, cgroupfs.CFSPeriodUS)
 		r.CpuPeriod = int64(cgroupfs.CFSPeriodUS)
 	}
-	r.MemoryLimitInBytes = limit(spec, v1.ResourceMemory, false)
+	r.MemoryLimitInBytes = ContainerLimit(spec, v1.ResourceMemory, false)
 	return r
 }
 
-func request(c *v1.Container, name v1.ResourceName, milli bool) int64 {
+func ContainerRequest(c *v1.Container, name v1.ResourceName, milli bool) int64 {
 	return quantity(c.Resources.Requests, name, milli)
 }
 
-func limit(c *v1.Container, name v1.ResourceName, milli bool) int64 {
+func ContainerLimit(c *v1.Container, name v1.ResourceName, milli bool) int64 {
 	return quantity(c.Resources.Limits, name, milli)
 }
 
@@ -52,9 +52,9 @@ func oomScoreAdj(pod *v1.Pod, spec *v1.Container, node *Node) int64 {
 	case v1.PodQOSBestEffort:
 		return 1000
 	}
-	mem := request(spec, v1.ResourceMemory, false)
+	mem := ContainerRequest(spec, v1.ResourceMemory, false)
 	if mem == 0 {
-		mem = limit(spec, v1.ResourceMemory, false)
+		mem = ContainerLimit(spec, v1.ResourceMemory, false)
 	}
 	if node.MemoryBytes <= 0 {
 		return 999

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"net"
@@ -8,13 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 )
-
-// ServiceSource lists the services whose variables a pod's containers
-// see: those of the pod's namespace and the API server's own service,
-// default/kubernetes. An error means the list is not known yet.
-type ServiceSource interface {
-	Services(namespace string) ([]*v1.Service, error)
-}
 
 // serviceEnv returns the variables of the services a pod sees, as the
 // kubelet makes them: {NAME}_SERVICE_HOST/_PORT and the Docker link style

@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"strings"
@@ -119,7 +119,7 @@ func TestHashContainerSensitive(t *testing.T) {
 // hash carry. If a k8s.io/api upgrade moves it, every such container
 // would restart: compare them some other way before upgrading.
 func TestLegacyHashGolden(t *testing.T) {
-	if got, want := legacyHashContainer(hashSpec()), "ccaf2e279fb8bd84"; got != want {
+	if got, want := LegacyHashContainer(hashSpec()), "ccaf2e279fb8bd84"; got != want {
 		t.Errorf("hash %s, want %s", got, want)
 	}
 }
@@ -127,8 +127,8 @@ func TestLegacyHashGolden(t *testing.T) {
 func TestSpecChanged(t *testing.T) {
 	f := func(name, hash string, spec *v1.Container, want bool) {
 		t.Helper()
-		if got := specChanged(hash, spec); got != want {
-			t.Errorf("%s: specChanged(%q) = %v, want %v", name, hash, got, want)
+		if got := SpecChanged(hash, spec); got != want {
+			t.Errorf("%s: SpecChanged(%q) = %v, want %v", name, hash, got, want)
 		}
 	}
 	spec := hashSpec()
@@ -146,9 +146,9 @@ func TestSpecChanged(t *testing.T) {
 
 	// Containers an earlier podline made: an upgrade restarts none that
 	// match, and still replaces one whose spec changed.
-	f("legacy hash, same spec", legacyHashContainer(spec), spec, false)
+	f("legacy hash, same spec", LegacyHashContainer(spec), spec, false)
 	f("legacy hash as written then", "ccaf2e279fb8bd84", spec, false)
-	f("legacy hash, new image", legacyHashContainer(spec), newImage, true)
+	f("legacy hash, new image", LegacyHashContainer(spec), newImage, true)
 	f("legacy hash with few digits", "abc", spec, true)
 
 	f("no hash", "", spec, false)

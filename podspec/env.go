@@ -1,4 +1,4 @@
-package stages
+package podspec
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-
-	"github.com/podline/podline/podspec"
 )
 
 // containerEnv resolves the container's environment in order: envFrom,
@@ -46,7 +44,7 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []st
 		keys := slices.Sorted(maps.Keys(data))
 		for _, k := range keys {
 			// The kubelet skips keys that are no variable names, too.
-			if name := ef.Prefix + k; len(podspec.CheckEnvVarName(name)) == 0 {
+			if name := ef.Prefix + k; len(CheckEnvVarName(name)) == 0 {
 				set(name, string(data[k]))
 			}
 		}
@@ -71,16 +69,16 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []st
 // reference resolves to nothing. What resolves here is what validation
 // accepts: both go through podspec.
 func envSourceValue(pod *v1.Pod, spec *v1.Container, vf *v1.EnvVarSource, objs *EnvObjects, podIPs []string, node *Node) (val string, ok bool, err error) {
-	src, err := podspec.EnvSourceOf(vf)
+	src, err := EnvSourceOf(vf)
 	if err != nil {
 		return "", false, err
 	}
 	switch src {
-	case podspec.FieldRef:
-		val, err = podspec.FieldValue(pod, vf.FieldRef.FieldPath, podspec.InEnv,
-			podspec.Addresses{PodIPs: podIPs, HostIPs: node.IPs})
+	case FieldRef:
+		val, err = FieldValue(pod, vf.FieldRef.FieldPath, InEnv,
+			Addresses{PodIPs: podIPs, HostIPs: node.IPs})
 		return val, err == nil, err
-	case podspec.ResourceFieldRef:
+	case ResourceFieldRef:
 		val, err = resourceFieldValue(pod, spec, vf.ResourceFieldRef, node)
 		return val, err == nil, err
 	}
@@ -96,7 +94,7 @@ func resourceFieldValue(pod *v1.Pod, spec *v1.Container, ref *v1.ResourceFieldSe
 			return "", fmt.Errorf("resourceFieldRef %q: no container %q in the pod", ref.Resource, ref.ContainerName)
 		}
 	}
-	return podspec.ResourceFieldValue(pod, c, ref, node.Allocatable)
+	return ResourceFieldValue(pod, c, ref, node.Allocatable)
 }
 
 func findContainer(pod *v1.Pod, name string) *v1.Container {
