@@ -20,6 +20,7 @@
 //	first sync   admit → volumes → sandbox → containers → status
 //	sync         volumes → sandbox → containers → status
 //	rejected     status
+//	waiting      admit → status (status alone once admitted)
 //	teardown     containers → sandbox → volumes → status
 //
 // Each stage's decision (what to create, kill or restart) is a pure function
@@ -35,6 +36,11 @@
 //	       │ admit  │
 //	       └────────┘
 //	           │ admitted
+//	           ▼
+//	       ┌────────┐  a static pod whose name an earlier static pod still
+//	       │waiting │  holds (an edited manifest): Pending, nothing set up,
+//	       └────────┘  until that pod's teardown has finished
+//	           │ its turn
 //	           ▼
 //	       ┌────────┐  step fails: status shows why, retry after back-off
 //	┌─────►│ syncing│◄──────────────────────────────────────────┐
@@ -60,6 +66,18 @@
 //	           │
 //	           ▼
 //	       forgotten (unless re-added meanwhile: then a sync pass follows)
+//
+// # Static pods of one name
+//
+// An edited manifest is a new static pod (its UID hashes the content) with
+// the old one's namespace/name, and the two versions share host ports and
+// data directories (kubeadm's etcd and kube-apiserver). As in the kubelet,
+// a static pod starts only once the static pod of its name that started
+// before it has finished its teardown; pods waiting meanwhile start first
+// come, first served, skipping those torn down before their turn (after
+// quick edits, only the last version starts). The teardown's end wakes the
+// next in line. API pods neither wait nor are waited for. StaticTurn is the
+// rule; the pipeline keeps one per name.
 //
 // # Backpressure
 //

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // submit starts a pass for rec, or marks one pending if a pass is in
@@ -28,7 +30,7 @@ func (p *Pipeline) submit(rec *podRecord) {
 		return
 	}
 	rec.mu.Lock()
-	w := rec.startPassLocked(p.ctx, time.Now())
+	w := rec.startPassLocked(p.ctx, time.Now(), p.turns)
 	rec.mu.Unlock()
 	passesTotal.Inc()
 	p.enqueue(w)
@@ -180,12 +182,14 @@ func (p *Pipeline) finish(w *Work) {
 
 	rec.mu.Lock()
 	rec.cancel = nil
+	wake := p.endTurnLocked(w, tornDown)
 	if rec.pending && p.ctx.Err() == nil {
-		next := rec.startPassLocked(p.ctx, time.Now())
+		next := rec.startPassLocked(p.ctx, time.Now(), p.turns)
 		rec.mu.Unlock()
 		if tornDown && p.cfg.OnTornDown != nil {
 			p.cfg.OnTornDown(w.UID, w.Removed)
 		}
+		p.wake(wake)
 		passesTotal.Inc()
 		p.enqueue(next)
 		return
@@ -198,12 +202,36 @@ func (p *Pipeline) finish(w *Work) {
 	if tornDown && p.cfg.OnTornDown != nil {
 		p.cfg.OnTornDown(w.UID, w.Removed)
 	}
+	p.wake(wake)
 	switch {
 	case forget:
 		p.forget(rec)
 	case delay > 0:
 		p.retry.After(rec.uid, delay)
 	}
+}
+
+// endTurnLocked gives up a static pod's turn once its teardown has
+// finished, or once admission rejected it, and returns the pod of the same
+// name to wake: the next in line. Callers hold w.rec.mu.
+func (p *Pipeline) endTurnLocked(w *Work, tornDown bool) (wake types.UID) {
+	rec := w.rec
+	if rec.staticName == "" {
+		return ""
+	}
+	if w.Sync.Rejection != nil && !rec.rejected {
+		rec.rejected = true
+		return p.turns.release(rec.staticName, rec.uid, false)
+	}
+	if !tornDown {
+		return ""
+	}
+	wake = p.turns.release(rec.staticName, rec.uid, !rec.tearingDown() && !rec.rejected)
+	if wake == rec.uid {
+		// Wanted again and next in line: the pending pass takes the turn.
+		wake = ""
+	}
+	return wake
 }
 
 // PodName names the pod for logs: namespace/name.

@@ -52,6 +52,8 @@ type Pipeline struct {
 	// gate holds one token per pass in flight.
 	gate  chan struct{}
 	retry *delay.Queue[types.UID]
+	// turns orders the starts of static pods that share a full name.
+	turns *staticGate
 
 	ctx     context.Context
 	started chan struct{}
@@ -85,6 +87,7 @@ func New(cfg Config) (*Pipeline, error) {
 		gate:    make(chan struct{}, cfg.Window),
 		started: make(chan struct{}),
 		records: make(map[types.UID]*podRecord),
+		turns:   newStaticGate(),
 	}
 	for s := range p.queues {
 		p.queues[s] = newStageQueue[*Work](cfg.Queue, cfg.Window)
@@ -137,8 +140,10 @@ func (p *Pipeline) Upsert(pod *v1.Pod) {
 	rec.mu.Lock()
 	rec.desired = pod
 	rec.removed = false
+	wake := p.queueForTurnLocked(rec)
 	p.supersedeLocked(rec)
 	rec.mu.Unlock()
+	p.wake(wake)
 	p.submit(rec)
 }
 
@@ -152,9 +157,41 @@ func (p *Pipeline) Remove(uid types.UID) {
 	}
 	rec.mu.Lock()
 	rec.removed = true
+	wake := p.queueForTurnLocked(rec)
 	p.supersedeLocked(rec)
 	rec.mu.Unlock()
+	p.wake(wake)
 	p.submit(rec)
+}
+
+// queueForTurnLocked keeps a static pod's place in its name's start order
+// in line with its desired state: queued while it should run, out of the
+// queue once it is to be torn down (the turn it may hold is released only
+// when the teardown has finished). It returns a pod to wake.
+func (p *Pipeline) queueForTurnLocked(rec *podRecord) (wake types.UID) {
+	if rec.staticName == "" {
+		rec.staticName = StaticFullName(rec.desired)
+	}
+	switch {
+	case rec.staticName == "":
+	case rec.tearingDown() || rec.rejected:
+		return p.turns.withdraw(rec.staticName, rec.uid)
+	default:
+		if behind := p.turns.want(rec.staticName, rec.uid); behind != "" {
+			p.cfg.Log.Info("static pod waits for the previous pod of its name to be torn down",
+				"pod", rec.staticName, "uid", rec.uid, "previous", behind)
+		}
+	}
+	return ""
+}
+
+// wake starts a pass of a static pod whose turn has come. The pass goes
+// through the retry queue so that the caller, perhaps a stage worker, never
+// parks on the window.
+func (p *Pipeline) wake(uid types.UID) {
+	if uid != "" {
+		p.retry.After(uid, 0)
+	}
 }
 
 // supersedeLocked cancels a sync pass in flight when the pod must now be

@@ -70,6 +70,12 @@ type podRecord struct {
 	// cancel ends the sync pass in flight when a teardown supersedes it.
 	cancel   context.CancelFunc
 	syncPass bool
+	// staticName is the full name a static pod takes turns by (see
+	// StaticTurn); "" for other pods.
+	staticName string
+	// rejected mirrors sync.Rejection where Upsert may read it: a rejected
+	// pod never runs, so it never queues for a turn.
+	rejected bool
 
 	sync PodSync
 }
@@ -90,7 +96,7 @@ func (r *podRecord) tearingDown() bool {
 
 // startPassLocked builds the next pass from the latest desired state and
 // clears pending. Callers hold r.mu and own an in-flight slot.
-func (r *podRecord) startPassLocked(parent context.Context, now time.Time) *Work {
+func (r *podRecord) startPassLocked(parent context.Context, now time.Time, turns *staticGate) *Work {
 	w := &Work{UID: r.uid, Pod: r.desired, Sync: &r.sync, rec: r, passStart: now}
 	switch {
 	case r.tearingDown():
@@ -99,6 +105,14 @@ func (r *podRecord) startPassLocked(parent context.Context, now time.Time) *Work
 		w.route = routeTeardown
 	case r.sync.Rejection != nil:
 		w.route = routeStatus
+	case r.staticName != "" && !turns.start(r.staticName, r.uid):
+		// A pod of this name holds the turn (its teardown has not
+		// finished) or waits before this one: admit and publish Pending,
+		// set nothing up. The end of that turn wakes this pod.
+		w.route = routeStatus
+		if !r.sync.Admitted {
+			w.route = routeAwaitTurn
+		}
 	case !r.sync.Admitted:
 		w.route = routeFirstSync
 	default:

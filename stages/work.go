@@ -33,6 +33,7 @@ var (
 	routeFirstSync = []StageID{StageAdmit, StageVolumes, StageSandbox, StageContainers, StageStatus}
 	routeSync      = []StageID{StageVolumes, StageSandbox, StageContainers, StageStatus}
 	routeStatus    = []StageID{StageStatus}
+	routeAwaitTurn = []StageID{StageAdmit, StageStatus}
 	routeTeardown  = []StageID{StageContainers, StageSandbox, StageVolumes, StageStatus}
 )
 
