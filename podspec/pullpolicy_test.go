@@ -25,6 +25,13 @@ func TestDefaultPullPolicy(t *testing.T) {
 	f("registry.local:5000/app:latest", v1.PullAlways)
 	f("registry.local:5000/app:v2", v1.PullIfNotPresent)
 	f("busybox"+digest, v1.PullIfNotPresent)
-	f("busybox:latest"+digest, v1.PullIfNotPresent)
+	// The API server defaults by the tag alone.
+	f("busybox:latest"+digest, v1.PullAlways)
+	f("busybox:1.36"+digest, v1.PullIfNotPresent)
 	f("registry.local:5000/app"+digest, v1.PullIfNotPresent)
+	f("127.0.0.1:5043/private/busybox:1.36", v1.PullIfNotPresent)
+	f("localhost/app", v1.PullAlways)
+	// Names that do not parse are not guessed at.
+	f("Busybox", v1.PullIfNotPresent)
+	f("busybox:", v1.PullIfNotPresent)
 }
