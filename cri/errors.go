@@ -101,3 +101,14 @@ func newOpError(op, subject string, cause error) error {
 	countError(class)
 	return &opError{op: op, subject: subject, class: class, cause: cause}
 }
+
+// RuntimeError returns the runtime's own error inside err, as the runtime
+// worded it ("rpc error: code = NotFound desc = ..."), for messages users
+// compare with what other nodes say; err itself if no call made it.
+func RuntimeError(err error) error {
+	var oe *opError
+	if errors.As(err, &oe) {
+		return oe.cause
+	}
+	return err
+}

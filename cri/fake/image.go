@@ -84,6 +84,17 @@ func (s *Server) allowed(name string) bool {
 	return slices.ContainsFunc(s.opts.Images, func(a string) bool { return a == name || normalizeRef(a) == full })
 }
 
+// requiredAuth returns the "user:password" a private image needs.
+func (s *Server) requiredAuth(name string) (string, bool) {
+	full := normalizeRef(name)
+	for img, auth := range s.opts.ImageAuth {
+		if img == name || normalizeRef(img) == full {
+			return auth, true
+		}
+	}
+	return "", false
+}
+
 func (s *Server) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
 	name := req.GetImage().GetImage()
 	if name == "" {
@@ -91,6 +102,12 @@ func (s *Server) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) 
 	}
 	if !s.allowed(name) {
 		return nil, status.Errorf(codes.NotFound, "pull access denied for %q: repository does not exist", name)
+	}
+	if want, private := s.requiredAuth(name); private {
+		auth := req.GetAuth()
+		if auth.GetUsername()+":"+auth.GetPassword() != want {
+			return nil, status.Errorf(codes.Unknown, "failed to pull and unpack image %q: failed to resolve reference %q: unexpected status from HEAD request: 401 Unauthorized", normalizeRef(name), normalizeRef(name))
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

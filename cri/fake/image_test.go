@@ -2,6 +2,7 @@ package fake
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -147,4 +148,25 @@ func TestImageAllowList(t *testing.T) {
 	}
 	wantCode(t, pull("busybox:1.36"), codes.OK)
 	wantCode(t, pull("busybox:1.37"), codes.NotFound)
+}
+
+func TestPrivateImages(t *testing.T) {
+	r := newRig(t, Options{ImageAuth: map[string]string{"r.io/private:1": "u:p"}})
+	pull := func(name string, auth *runtimeapi.AuthConfig) error {
+		_, err := r.img.PullImage(r.ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: name}, Auth: auth})
+		return err
+	}
+	for _, auth := range []*runtimeapi.AuthConfig{nil, {Username: "u", Password: "wrong"}} {
+		err := pull("r.io/private:1", auth)
+		wantCode(t, err, codes.Unknown)
+		if !strings.Contains(err.Error(), "401 Unauthorized") {
+			t.Errorf("refused pull with %v: %v, want the registry's 401", auth, err)
+		}
+	}
+	if err := pull("r.io/private:1", &runtimeapi.AuthConfig{Username: "u", Password: "p"}); err != nil {
+		t.Fatalf("pull with the right credentials: %v", err)
+	}
+	if err := pull("r.io/public:1", nil); err != nil {
+		t.Fatalf("image without auth: %v", err)
+	}
 }

@@ -46,6 +46,11 @@ type Options struct {
 	Images []string
 	// Preloaded images are present from the start.
 	Preloaded []string
+	// ImageAuth makes images private, as a registry with auth would: a
+	// pull of a name listed here (short or full form) succeeds only with
+	// the "user:password" given, and fails otherwise with a registry's
+	// 401 in the message. Names not listed pull without credentials.
+	ImageAuth map[string]string
 	// EventBuffer is how many events each GetContainerEvents stream may
 	// queue before further events for it are dropped (default 1024).
 	EventBuffer int
