@@ -25,6 +25,8 @@ type Backoff struct {
 type backoffEntry struct {
 	delay      time.Duration
 	lastUpdate time.Time
+	// why is the failure backed off from, for the waiting message.
+	why string
 }
 
 // NewBackoff returns an empty back-off that starts at base and doubles up
@@ -58,7 +60,10 @@ func (b *Backoff) Delay(key string) time.Duration {
 }
 
 // Next records a retry of key at now and doubles its delay.
-func (b *Backoff) Next(key string, now time.Time) {
+func (b *Backoff) Next(key string, now time.Time) { b.NextBecause(key, now, "") }
+
+// NextBecause is Next that also keeps why the key failed, for Why.
+func (b *Backoff) NextBecause(key string, now time.Time, why string) {
 	if b.entries == nil {
 		b.entries = make(map[string]backoffEntry)
 	}
@@ -68,9 +73,12 @@ func (b *Backoff) Next(key string, now time.Time) {
 	} else {
 		e.delay = min(2*e.delay, b.max)
 	}
-	e.lastUpdate = now
+	e.lastUpdate, e.why = now, why
 	b.entries[key] = e
 }
+
+// Why returns what the last NextBecause of key gave.
+func (b *Backoff) Why(key string) string { return b.entries[key].why }
 
 // Reset forgets key.
 func (b *Backoff) Reset(key string) { delete(b.entries, key) }

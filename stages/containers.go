@@ -35,6 +35,11 @@ type ContainerStage struct {
 	Env EnvSource
 	// Services gives the service variables; nil without an API server.
 	Services ServiceSource
+	// Pulls runs the image pulls (nil: a serializing puller of its own);
+	// PullSecrets reads imagePullSecrets, nil without an API server.
+	Pulls       *ImagePuller
+	PullSecrets PullSecretSource
+	pullerOnce  sync.Once
 }
 
 func (s *ContainerStage) Handle(w *Work) Outcome {

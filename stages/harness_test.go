@@ -53,6 +53,10 @@ type harnessOpts struct {
 	srv    *fake.Server
 	node   *stages.Node
 	events stages.Recorder
+	// pulls and pullSecrets go to the containers stage (nil: its own
+	// serializing puller, no secrets).
+	pulls       *stages.ImagePuller
+	pullSecrets stages.PullSecretSource
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -83,7 +87,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	handlers[stages.StageAdmit] = h.admitter
 	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: node, Events: o.events}
 	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node, Events: o.events}
-	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node, Events: o.events}
+	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node, Events: o.events,
+		Pulls: o.pulls, PullSecrets: o.pullSecrets}
 	handlers[stages.StageStatus] = &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,
 		RuntimeName: "fake", OnFinished: h.admitter.Release, Log: log}
 	window := o.window
