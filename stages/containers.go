@@ -75,6 +75,9 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	var errs []error
 	for _, act := range plan.Start {
 		if err := s.start(w, act, sb, sandboxCfg); err != nil {
+			if waitingOnImage(err) {
+				continue // retried on the image's schedule (see ensureImage), not the step back-off
+			}
 			errs = append(errs, fmt.Errorf("start container %s: %w", act.Spec.Name, err))
 		}
 	}

@@ -62,6 +62,14 @@ func TestRefusedPullBacksOffWithTheRegistrysMessage(t *testing.T) {
 	}
 	log.wait(t, "Warning Failed app: Failed to pull image \"r.io/private:1\": rpc error", "401 Unauthorized")
 	log.wait(t, "Warning Failed app: Error: ErrImagePull")
+	// ErrImagePull stays for the kubelet's 10 s retry, not the pass's
+	// half-second step back-off.
+	time.Sleep(time.Second)
+	if st, _, _ := h.store.Status(pod.UID); st.ContainerStatuses[0].State.Waiting.Reason != "ErrImagePull" {
+		t.Errorf("a second after the refused pull: %+v, want ErrImagePull still", st.ContainerStatuses[0].State)
+	}
+	// Any pass within the image's back-off (here one asked for) shows it.
+	h.pipe.Sync(pod.UID)
 	w = waiting("ImagePullBackOff")
 	if want := `Back-off pulling image "r.io/private:1": ErrImagePull: rpc error`; !strings.HasPrefix(w.Message, want) || !strings.Contains(w.Message, "401 Unauthorized") {
 		t.Errorf("ImagePullBackOff message %q, want %q and the registry's answer", w.Message, want)

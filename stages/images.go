@@ -25,6 +25,20 @@ var (
 	ErrImagePull = errors.New("image pull failed")
 )
 
+// imagePullResync is how soon a pod whose image pull failed, or is backing
+// off, is looked at again: the kubelet's pod worker retries a failed sync
+// after 10 s. So ErrImagePull shows for 10 s after each refused pull and
+// ImagePullBackOff for the rest of the image's back-off, as on other nodes;
+// the pass's own step back-off (from 0.5 s) would show ErrImagePull for
+// half a second and drift from the image's back-off.
+const imagePullResync = 10 * time.Second
+
+// waitingOnImage: the container waits for its image's back-off, which
+// schedules its own retry; the pass did not fail.
+func waitingOnImage(err error) bool {
+	return errors.Is(err, ErrImagePull) || errors.Is(err, ErrImageBackoff)
+}
+
 // PullSecretSource reads the secrets a pod names in imagePullSecrets.
 type PullSecretSource interface {
 	PullSecret(ctx context.Context, namespace, name string) (*v1.Secret, error)
@@ -75,7 +89,7 @@ func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *ru
 		}
 		w.Sync.setWaiting(name, "ImagePullBackOff", msg)
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: ImagePullBackOff")
-		w.RequeueAfter(rem)
+		w.RequeueAfter(min(rem, imagePullResync))
 		return "", fmt.Errorf("%s: %w", image, ErrImageBackoff)
 	}
 	creds, err := credentials.Lookup(image, s.pullSecrets(ctx, w))
@@ -120,6 +134,7 @@ func (s *ContainerStage) pullFailed(w *Work, name, image string, err error) erro
 	pod, ev := w.Pod, recorderOr(s.Events)
 	msg := err.Error()
 	w.Sync.ImagePull.NextBecause(image, time.Now(), "ErrImagePull: "+msg)
+	w.RequeueAfter(min(w.Sync.ImagePull.Delay(image), imagePullResync))
 	w.Sync.setWaiting(name, "ErrImagePull", msg)
 	ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", image, msg))
 	ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: ErrImagePull")
