@@ -16,6 +16,7 @@ import (
 
 	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
+	"github.com/podline/podline/kubeapi"
 	"github.com/podline/podline/machine"
 	"github.com/podline/podline/node"
 	"github.com/podline/podline/pleg"
@@ -105,6 +106,10 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, Events: recorder}
 	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder, Env: envObjects, Services: services}
+	containers.Pulls = stages.NewImagePuller(rt, o.serializeImagePulls, o.maxParallelImagePulls)
+	if a.cluster != nil {
+		containers.PullSecrets = kubeapi.NewPullSecrets(a.cluster.client)
+	}
 	if a.plane != nil {
 		sandboxes.Watcher, containers.Watcher = a.plane, a.plane
 	}

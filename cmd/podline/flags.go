@@ -31,6 +31,10 @@ type options struct {
 	runtimeEndpoint string
 	imageEndpoint   string
 	requestTimeout  time.Duration
+	// serializeImagePulls and maxParallelImagePulls (0: unset) bound the
+	// pulls of different images, as the kubelet's.
+	serializeImagePulls   bool
+	maxParallelImagePulls int
 
 	maxPods        int
 	kubeReserved   string
@@ -129,6 +133,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.runtimeEndpoint, "container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime service endpoint.")
 	fs.StringVar(&o.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint; default: the runtime endpoint.")
 	fs.DurationVar(&o.requestTimeout, "runtime-request-timeout", cri.DefaultRequestTimeout, "Timeout of every runtime request except pulls, log streams and exec.")
+	fs.BoolVar(&o.serializeImagePulls, "serialize-image-pulls", true, "Pull one image at a time. Pods that need an image being pulled always share that pull.")
+	fs.IntVar(&o.maxParallelImagePulls, "max-parallel-image-pulls", 0, "Most image pulls at once with --serialize-image-pulls=false; 0 (unset) is unlimited.")
 	fs.IntVar(&o.maxPods, "max-pods", 110, "Number of pods this node can run.")
 	fs.StringVar(&o.kubeReserved, "kube-reserved", "", "Resources reserved for Kubernetes system daemons, e.g. 'cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000'.")
 	fs.StringVar(&o.systemReserved, "system-reserved", "", "Resources reserved for the operating system, same form as --kube-reserved.")
@@ -179,6 +185,8 @@ func (o *options) validate() error {
 		{o.relistPeriod < 0, "--relist-period", "must not be negative"},
 		{o.plegMode != "events" && o.plegMode != "relist", "--pleg", "must be 'events' or 'relist'"},
 		{o.maxPods < 0, "--max-pods", "must not be negative"},
+		{o.maxParallelImagePulls < 0, "--max-parallel-image-pulls", "must not be negative"},
+		{o.serializeImagePulls && o.maxParallelImagePulls > 1, "--max-parallel-image-pulls", "cannot be larger than 1 unless --serialize-image-pulls=false"},
 		{o.pipelineWindow < 1, "--pipeline-window", "must be at least 1"},
 		{o.healthzPort < 0 || o.healthzPort > 65535, "--healthz-port", "must be 0-65535"},
 		{o.readOnlyPort < 0 || o.readOnlyPort > 65535, "--read-only-port", "must be 0-65535"},
