@@ -57,12 +57,12 @@ check-generate:
 test-unit:
 	$(GO) test -race -count=1 ./...
 
-# End-to-end: the podline binary against the real containerd + runc and,
-# for the cluster tests, a real etcd + kube-apiserver + scheduler +
-# controller-manager (each started for the tests and stopped after, unless
-# it already ran).
+# End-to-end: the podline binary against the real containerd + runc, an
+# image registry on loopback and, for the cluster tests, a real etcd +
+# kube-apiserver + scheduler + controller-manager (each started for the
+# tests and stopped after, unless it already ran).
 test-e2e:
-	scripts/with-runtime.sh scripts/with-controlplane.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
+	scripts/with-runtime.sh scripts/with-registry.sh scripts/with-controlplane.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
 
 # bench: the suite in bench/: density (100/1,000/10,000 pods), idle, churn,
 # real containerd, the --queue/--pleg ablations and the upstream kubelet side

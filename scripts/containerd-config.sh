@@ -6,8 +6,12 @@
 # /run/containerd, /etc/cni, /opt/containerd, /var/run/netns) points into our
 # own directories, so the harness never meets a system containerd.
 
+# Registry hosts: one <host:port>/hosts.toml per registry, read on every
+# pull, so registry.sh can add its CA while containerd runs.
+CONTAINERD_HOSTS_DIR=${CONTAINERD_HOSTS_DIR:-$PODLINE_STATE/certs.d}
+
 write_containerd_config() {
-	mkdir -p "$PODLINE_STATE" "$CNI_CONF_DIR" "$PODLINE_STATE/opt"
+	mkdir -p "$PODLINE_STATE" "$CNI_CONF_DIR" "$PODLINE_STATE/opt" "$CONTAINERD_HOSTS_DIR"
 	local tmp=$CONTAINERD_CONFIG.tmp
 	cat >"$tmp" <<TOML
 # Written by scripts/runtime.sh up; edits are overwritten.
@@ -62,6 +66,9 @@ state = "$CONTAINERD_STATE"
 
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
+
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "$CONTAINERD_HOSTS_DIR"
 
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "$PAUSE_IMAGE"
