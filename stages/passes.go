@@ -30,7 +30,7 @@ func (p *Pipeline) submit(rec *podRecord) {
 		return
 	}
 	rec.mu.Lock()
-	w := rec.startPassLocked(p.ctx, time.Now(), p.turns)
+	w := rec.startPassLocked(p.ctx, time.Now(), p.turns, p.cfg.Cache)
 	rec.mu.Unlock()
 	passesTotal.Inc()
 	p.enqueue(w)
@@ -184,7 +184,7 @@ func (p *Pipeline) finish(w *Work) {
 	rec.cancel = nil
 	wake := p.endTurnLocked(w, tornDown)
 	if rec.pending && p.ctx.Err() == nil {
-		next := rec.startPassLocked(p.ctx, time.Now(), p.turns)
+		next := rec.startPassLocked(p.ctx, time.Now(), p.turns, p.cfg.Cache)
 		rec.mu.Unlock()
 		if tornDown && p.cfg.OnTornDown != nil {
 			p.cfg.OnTornDown(w.UID, w.Removed)

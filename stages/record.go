@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/pleg"
 )
 
 // Waiting is why a container is not running, as the status shows it.
@@ -26,6 +28,11 @@ type Rejection struct {
 type PodSync struct {
 	// FirstSeen is when a source first delivered the pod.
 	FirstSeen time.Time
+	// Started is when the pod started (PodStart): its status's start time
+	// and where its active deadline counts from. The pipeline sets it
+	// before the pod's first pass.
+	Started time.Time
+
 	Admitted  bool
 	Rejection *Rejection
 	// VolumesReady is set once the pod's volumes are in place.
@@ -95,8 +102,17 @@ func (r *podRecord) tearingDown() bool {
 }
 
 // startPassLocked builds the next pass from the latest desired state and
-// clears pending. Callers hold r.mu and own an in-flight slot.
-func (r *podRecord) startPassLocked(parent context.Context, now time.Time, turns *staticGate) *Work {
+// clears pending. Callers hold r.mu and own an in-flight slot; cache (may
+// be nil) is read for the pod's first pass, to date a pod adopted after a
+// restart from its sandbox.
+func (r *podRecord) startPassLocked(parent context.Context, now time.Time, turns *staticGate, cache *pleg.Cache) *Work {
+	if r.sync.Started.IsZero() && r.desired != nil {
+		var rt *pleg.Pod
+		if cache != nil {
+			rt = cache.Get(r.uid)
+		}
+		r.sync.Started = PodStart(r.desired, r.sync.FirstSeen, rt)
+	}
 	w := &Work{UID: r.uid, Pod: r.desired, Sync: &r.sync, rec: r, passStart: now}
 	switch {
 	case r.tearingDown():

@@ -116,12 +116,9 @@ func startTime(in StatusInput) *metav1.Time {
 	if in.Prev != nil && in.Prev.StartTime != nil {
 		return in.Prev.StartTime
 	}
-	t := in.Sync.FirstSeen
-	// After a podline restart the pod started when its first sandbox did.
-	if rt := in.Runtime; rt != nil && len(rt.Sandboxes) > 0 {
-		if oldest := rt.Sandboxes[len(rt.Sandboxes)-1].CreatedAt; !oldest.IsZero() && oldest.Before(t) {
-			t = oldest
-		}
+	t := in.Sync.Started
+	if t.IsZero() {
+		t = PodStart(in.Pod, in.Sync.FirstSeen, in.Runtime)
 	}
 	mt := metav1.NewTime(t)
 	return &mt
