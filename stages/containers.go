@@ -52,7 +52,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	if sb == nil || sb.State != pleg.SandboxReady {
 		return Next()
 	}
-	plan := PlanContainers(pod, rt, &w.Sync.Crash, now)
+	plan := PlanContainers(pod, rt, &w.Sync.Crash, w.Sync.Started, now)
 	w.Sync.Waiting = plan.Waiting
 	for name, wait := range plan.Waiting {
 		if wait.Reason == ReasonCrashLoopBackOff {

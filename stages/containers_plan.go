@@ -69,11 +69,18 @@ func nextAttempt(rt *pleg.Pod, name string) uint32 {
 }
 
 // PlanContainers decides the container work for a pod whose sandbox is
-// ready. crash holds the pod's restart back-off (read only here).
-func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, now time.Time) ContainerPlan {
+// ready. crash holds the pod's restart back-off (read only here); started
+// is when the pod started (PodStart), which its active deadline counts
+// from.
+func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, started, now time.Time) ContainerPlan {
 	var plan ContainerPlan
 	sb := rt.CurrentSandbox()
 	if sb == nil || sb.State != pleg.SandboxReady {
+		return plan
+	}
+	if PastDeadline(pod, started, now) {
+		planDeadline(rt, &plan)
+		planGC(rt, &plan)
 		return plan
 	}
 	planStrays(pod, rt, sb.ID, &plan)
@@ -91,6 +98,21 @@ func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, now time.Time) Co
 		plan.Start = nil
 	}
 	return plan
+}
+
+// reasonDeadlineKill is why a pod past its active deadline has its
+// containers stopped, in the errors of a failed stop.
+const reasonDeadlineKill = "the pod's active deadline passed"
+
+// planDeadline stops every container of a pod past its active deadline,
+// whatever its restart policy says, and starts none: the pod has ended.
+// Each gets the pod's grace period, as in a deletion.
+func planDeadline(rt *pleg.Pod, plan *ContainerPlan) {
+	for _, c := range rt.Containers {
+		if c.State == pleg.ContainerRunning || c.State == pleg.ContainerCreated || c.State == pleg.ContainerUnknown {
+			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: reasonDeadlineKill})
+		}
+	}
 }
 
 // planStrays kills running containers that should not run: ones in stale

@@ -59,7 +59,7 @@ func TestPlanContainers(t *testing.T) {
 		if crash == nil {
 			crash = newCrashBackoff()
 		}
-		got := summarize(t, pod, PlanContainers(pod, rt, crash, now))
+		got := summarize(t, pod, PlanContainers(pod, rt, crash, time.Time{}, now))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -159,7 +159,7 @@ func TestPlanContainersCrashLoopBackOff(t *testing.T) {
 				crash.Next(pod.Spec.Containers[i].Name, at)
 			}
 		}
-		got := summarize(t, pod, PlanContainers(pod, rt, crash, now))
+		got := summarize(t, pod, PlanContainers(pod, rt, crash, time.Time{}, now))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -207,13 +207,55 @@ func TestPlanContainersCrashLoopBackOff(t *testing.T) {
 		})
 }
 
+func TestPlanContainersPastDeadline(t *testing.T) {
+	f := func(name string, pod *v1.Pod, rt *pleg.Pod, now time.Time, want planSummary) {
+		t.Helper()
+		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), baseTime, now))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+	kill := func(id, sandboxID, name string) KillAction {
+		return KillAction{ID: id, Name: name, SandboxID: sandboxID, Reason: reasonDeadlineKill}
+	}
+	before, after := baseTime.Add(59*time.Second), baseTime.Add(60*time.Second)
+	sb := sbList(rtReady("sb2", 2), rtDead("sb1", 1))
+	pod := unitPod(withDeadline(60), withInits("setup"), withApps("a", "b"))
+	a, b := &pod.Spec.Containers[0], &pod.Spec.Containers[1]
+	// a runs; b crashed and would restart at once (Always, no back-off yet).
+	rt := rtPod(sb, withHash(rtRunning("a1", "sb2", "a", 0), a), withHash(rtExited("b1", "sb2", "b", 0, 1, before), b),
+		rtExited("i1", "sb2", "setup", 0, 0, baseTime))
+
+	f("before the deadline: the restart goes ahead", pod, rt, before,
+		planSummary{Start: []startSummary{{"b", false, 1}}})
+	f("at the deadline: everything stops and nothing starts", pod, rt, after,
+		planSummary{Kill: []KillAction{kill("a1", "sb2", "a")}})
+	never := unitPod(withDeadline(60), withRestartPolicy(v1.RestartPolicyNever), withApps("a", "b"))
+	f("whatever the restart policy", never, rt, after,
+		planSummary{Kill: []KillAction{kill("a1", "sb2", "a")}})
+	f("every running container, a stray and one created but not started too", pod,
+		rtPod(sb, withHash(rtRunning("a2", "sb2", "a", 1), a), rtCreated("b1", "sb2", "b", 0),
+			rtRunning("old", "sb1", "gone", 0), rtRunning("i1", "sb2", "setup", 0)), after,
+		planSummary{Kill: []KillAction{kill("a2", "sb2", "a"), kill("b1", "sb2", "b"), kill("old", "sb1", "gone"), kill("i1", "sb2", "setup")}})
+	f("nothing left running: nothing to do but the usual cleanup", pod,
+		rtPod(sb, rtExited("a2", "sb2", "a", 1, 143, after), rtExited("a1", "sb2", "a", 0, 1, before)), after,
+		planSummary{Remove: []string{"a1"}})
+	f("still initializing: the init container stops, no app container starts", pod,
+		rtPod(sb, rtRunning("i1", "sb2", "setup", 0)), after,
+		planSummary{Kill: []KillAction{kill("i1", "sb2", "setup")}})
+	lowered := pod.DeepCopy()
+	lowered.Spec.ActiveDeadlineSeconds = ptrOf(int64(30))
+	f("a lowered deadline counts at once", lowered, rt, before,
+		planSummary{Kill: []KillAction{kill("a1", "sb2", "a")}})
+}
+
 func TestPlanContainersInit(t *testing.T) {
 	f := func(name string, pod *v1.Pod, rt *pleg.Pod, crash *Backoff, want planSummary) {
 		t.Helper()
 		if crash == nil {
 			crash = newCrashBackoff()
 		}
-		got := summarize(t, pod, PlanContainers(pod, rt, crash, baseTime.Add(time.Hour)))
+		got := summarize(t, pod, PlanContainers(pod, rt, crash, time.Time{}, baseTime.Add(time.Hour)))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -287,7 +329,7 @@ func TestPlanContainersInit(t *testing.T) {
 func TestPlanContainersStraysAndGC(t *testing.T) {
 	f := func(name string, pod *v1.Pod, rt *pleg.Pod, want planSummary) {
 		t.Helper()
-		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), baseTime.Add(time.Hour)))
+		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), time.Time{}, baseTime.Add(time.Hour)))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -342,7 +384,7 @@ func TestPlanContainersKeepsLastTerminated(t *testing.T) {
 	rt := rtPod(sbList(rtReady("sb1", 1)),
 		withHash(rtRunning("c1", "sb1", "app", 1), &pod.Spec.Containers[0]),
 		rtExited("c0", "sb1", "app", 0, 1, baseTime))
-	plan := PlanContainers(pod, rt, newCrashBackoff(), baseTime.Add(time.Hour))
+	plan := PlanContainers(pod, rt, newCrashBackoff(), time.Time{}, baseTime.Add(time.Hour))
 	if len(plan.Remove) != 0 {
 		t.Errorf("Remove = %v, want none: c0 is the last terminated instance of app", plan.Remove)
 	}
@@ -355,7 +397,7 @@ func TestPlanContainersNoStartBesideKill(t *testing.T) {
 	pod := unitPod(withInits("setup"))
 	rt := rtPod(sbList(rtReady("sb1", 1), rtDead("sb0", 0)),
 		withHash(rtRunning("c0", "sb0", "app", 0), &pod.Spec.Containers[0]))
-	plan := PlanContainers(pod, rt, newCrashBackoff(), baseTime)
+	plan := PlanContainers(pod, rt, newCrashBackoff(), time.Time{}, baseTime)
 	if len(plan.Kill) != 1 || len(plan.Start) != 0 {
 		t.Errorf("plan kills %d and starts %d containers, want 1 kill and no start", len(plan.Kill), len(plan.Start))
 	}

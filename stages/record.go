@@ -53,6 +53,9 @@ type PodSync struct {
 	// ExitsReported holds the container instances whose exit was
 	// published, for the exit-to-status latency metric.
 	ExitsReported map[string]bool
+	// DeadlineReported is set once the pod's active deadline ending it was
+	// reported as an event.
+	DeadlineReported bool
 	// FinishPublished is set once a pass published the pod as finished:
 	// its sandbox is stopped in the pass after, so the ~100 ms stop never
 	// delays the status.

@@ -38,12 +38,26 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 		return s.teardown(w)
 	}
 	ctx, pod := w.Context(), w.Pod
-	plan := PlanSandbox(pod, s.Cache.Get(w.UID))
-	if plan.Finished && len(plan.Stop) > 0 && !w.Sync.FinishPublished {
+	plan := PlanSandbox(pod, s.Cache.Get(w.UID), w.Sync.Started, time.Now())
+	if plan.DeadlineEnding && !w.Sync.DeadlineReported {
+		w.Sync.DeadlineReported = true
+		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeNormal, ReasonDeadlineExceeded, MessageDeadlineExceeded)
+	}
+	if plan.Finished && (len(plan.Stop) > 0 || plan.Draining) && !w.Sync.FinishPublished {
 		// Publish the finished pod first; stop its sandbox right after.
 		w.Sync.FinishPublished = true
 		w.RequeueAfter(time.Nanosecond)
+		if plan.Draining {
+			// Its containers too: their grace period may be long, and the
+			// pod is Failed from its deadline on.
+			return Skip(StageStatus)
+		}
 		return Next()
+	}
+	if plan.Draining {
+		// The containers stage stops them in this pass; the sandbox goes
+		// in the next.
+		w.RequeueAfter(time.Nanosecond)
 	}
 	for _, id := range plan.Stop {
 		if err := s.stop(w, id); err != nil {

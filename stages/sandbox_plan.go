@@ -1,6 +1,8 @@
 package stages
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/pleg"
@@ -19,13 +21,30 @@ type SandboxPlan struct {
 	// Finished is set when the pod has run to completion and never runs
 	// again (its phase is Succeeded or Failed).
 	Finished bool
+	// DeadlineEnding is set while the pod's active deadline ends it
+	// before its containers did: the deadline has passed and the pod
+	// still has a ready sandbox, or never had one. A pod whose sandbox
+	// was already stopped (ended before podline restarted) is Finished
+	// without it.
+	DeadlineEnding bool
+	// Draining is set while containers still run in the sandbox of a pod
+	// its deadline ended: they get their grace period from the containers
+	// stage first, as stopping the sandbox would kill them at once, and
+	// the sandbox is stopped in a pass after.
+	Draining bool
 }
 
-// PlanSandbox decides the sandbox work for a pod that should run.
-func PlanSandbox(pod *v1.Pod, rt *pleg.Pod) SandboxPlan {
+// PlanSandbox decides the sandbox work for a pod that should run. started
+// is when the pod started (PodStart), which its active deadline counts
+// from.
+func PlanSandbox(pod *v1.Pod, rt *pleg.Pod, started, now time.Time) SandboxPlan {
 	var plan SandboxPlan
 	plan.Finished = PodFinished(pod, rt)
 	cur := rt.CurrentSandbox()
+	if !plan.Finished && PastDeadline(pod, started, now) {
+		plan.Finished = true
+		plan.DeadlineEnding = cur == nil || cur.State == pleg.SandboxReady
+	}
 	if rt != nil {
 		for _, sb := range rt.Sandboxes[min(1, len(rt.Sandboxes)):] {
 			if sb.State == pleg.SandboxReady {
@@ -37,7 +56,11 @@ func PlanSandbox(pod *v1.Pod, rt *pleg.Pod) SandboxPlan {
 	}
 	switch {
 	case plan.Finished:
-		if cur != nil && cur.State == pleg.SandboxReady {
+		switch {
+		case cur == nil || cur.State != pleg.SandboxReady:
+		case plan.DeadlineEnding && runsContainers(rt, cur.ID):
+			plan.Draining = true
+		default:
 			plan.Stop = append(plan.Stop, cur.ID)
 		}
 	case cur == nil:
@@ -52,6 +75,17 @@ func PlanSandbox(pod *v1.Pod, rt *pleg.Pod) SandboxPlan {
 		plan.Attempt = cur.Attempt + 1
 	}
 	return plan
+}
+
+// runsContainers reports whether a container in the sandbox is running or
+// about to.
+func runsContainers(rt *pleg.Pod, sandboxID string) bool {
+	for _, c := range rt.Containers {
+		if c.SandboxID == sandboxID && (c.State == pleg.ContainerRunning || c.State == pleg.ContainerCreated) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasContainers(rt *pleg.Pod, sandboxID string) bool {

@@ -3,6 +3,7 @@ package stages
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -12,7 +13,7 @@ import (
 func TestPlanSandbox(t *testing.T) {
 	f := func(name string, pod *v1.Pod, rt *pleg.Pod, want SandboxPlan) {
 		t.Helper()
-		got := PlanSandbox(pod, rt)
+		got := PlanSandbox(pod, rt, time.Time{}, baseTime)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}

@@ -76,8 +76,12 @@ func PodStatus(in StatusInput) v1.PodStatus {
 	}
 
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, initDone)
+	if deadlineEnded(pod, rt, st.StartTime.Time, in.Now, st.Phase) {
+		st.Phase, st.Reason, st.Message = v1.PodFailed, ReasonDeadlineExceeded, MessageDeadlineExceeded
+	}
 	if prev != nil && (prev.Phase == v1.PodSucceeded || prev.Phase == v1.PodFailed) {
-		st.Phase = prev.Phase // a finished pod never comes back
+		// A finished pod never comes back, nor changes why it finished.
+		st.Phase, st.Reason, st.Message = prev.Phase, prev.Reason, prev.Message
 	}
 
 	sandboxReady := sb != nil && sb.State == pleg.SandboxReady && (pod.Spec.HostNetwork || len(sb.IPs) > 0)
