@@ -50,7 +50,10 @@
 //	│      ┌────────┐  container exits (runtime event):         │
 //	│      │ running│──── restart now, or CrashLoopBackOff ─────┘
 //	│      └────────┘     (10s doubling to 5m, reset after 10m up)
-//	│          │ all containers done and none restart
+//	│          │ all containers done and none restart, or
+//	│          │ activeDeadlineSeconds passed: Failed/DeadlineExceeded
+//	│          │ is published, then the containers stop within their
+//	│          │ grace period (whatever the restart policy)
 //	│          ▼
 //	│      ┌────────┐
 //	│      │finished│  sandbox stopped, containers kept for their status
@@ -78,6 +81,21 @@
 // quick edits, only the last version starts). The teardown's end wakes the
 // next in line. API pods neither wait nor are waited for. StaticTurn is the
 // rule; the pipeline keeps one per name.
+//
+// # Active deadlines
+//
+// A pod's activeDeadlineSeconds counts from its start time (PodStart),
+// fixed at its first pass: the start the API object carries, else when it
+// was first seen or, adopted after a restart of podline, when its oldest
+// sandbox was made. So a restart does not reset a deadline, and a pod its
+// deadline ended stays Failed; one that finished on its own before its
+// deadline keeps its phase (the runtime keeps the exit times). Waiting
+// for a deadline is a timer, not a poll: every pass that ends asks the one
+// retry queue for a pass at the deadline, the earliest request per pod
+// wins (a back-off retry or a runtime event may come first; their pass
+// asks again), and a waiting pod costs one queue entry, no goroutine. The
+// deadline is read from the latest spec at each pass, so a lowered one
+// takes effect at once.
 //
 // # Backpressure
 //

@@ -177,6 +177,7 @@ func (p *Pipeline) finish(w *Work) {
 		p.cfg.Log.Warn("pod sync failed", "pod", w.PodName(), "uid", w.UID,
 			"err", w.err, "retry_in", delay)
 	}
+	delay = untilDeadline(w, delay)
 	s.LastErr = w.err
 	tornDown := w.Teardown && w.err == nil
 
@@ -209,6 +210,24 @@ func (p *Pipeline) finish(w *Work) {
 	case delay > 0:
 		p.retry.After(rec.uid, delay)
 	}
+}
+
+// untilDeadline shortens delay, the wait before the pod's next pass, to
+// the time left before its active deadline, and asks for that pass when
+// nothing else did. A pod waiting for its deadline costs one entry in the
+// retry queue and no goroutine or timer of its own; whichever request is
+// earliest wins (the queue keeps one per pod), and every pass arms the
+// deadline again, so a back-off retry or a runtime event in between never
+// loses it. A pod past its deadline needs no more passes from it.
+func untilDeadline(w *Work, delay time.Duration) time.Duration {
+	if w.Teardown || w.Sync.Rejection != nil {
+		return delay
+	}
+	left, ok := DeadlineLeft(w.Pod, w.Sync.Started, time.Now())
+	if ok && left > 0 && (delay <= 0 || left < delay) {
+		return left
+	}
+	return delay
 }
 
 // endTurnLocked gives up a static pod's turn once its teardown has
