@@ -1,130 +1,163 @@
 package stages
 
 import (
-	"fmt"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podline/podline/cgroupfs"
-	"github.com/podline/podline/podspec"
+	"github.com/podline/podline/sysctl"
 )
 
-// Request is what a pod asks of the node.
-type Request struct {
-	CPUMilli    int64
-	MemoryBytes int64
+// AdmitNode is the node as admission sees it.
+type AdmitNode struct {
+	// Node gives the name and the allocatable resources.
+	Node *Node
+	// Labels are the node's labels, for nodeSelector and node affinity.
+	Labels map[string]string
+	// Taints are the node's taints; only NoExecute ones refuse pods.
+	Taints []v1.Taint
+	// Sysctls are the sysctls pods may set; nil allows none.
+	Sysctls *sysctl.Allowlist
 }
 
-// PodRequest is a pod's effective request: the sum over its app
-// containers, or the largest init container if that is more (init
-// containers run one at a time, before the app containers).
-func PodRequest(pod *v1.Pod) Request {
-	var app, init Request
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		app.CPUMilli += effectiveRequest(c, v1.ResourceCPU, true)
-		app.MemoryBytes += effectiveRequest(c, v1.ResourceMemory, false)
-	}
-	for i := range pod.Spec.InitContainers {
-		c := &pod.Spec.InitContainers[i]
-		init.CPUMilli = max(init.CPUMilli, effectiveRequest(c, v1.ResourceCPU, true))
-		init.MemoryBytes = max(init.MemoryBytes, effectiveRequest(c, v1.ResourceMemory, false))
-	}
-	return Request{CPUMilli: max(app.CPUMilli, init.CPUMilli), MemoryBytes: max(app.MemoryBytes, init.MemoryBytes)}
+// Ledger is what the admitted pods hold of the node: how many there are,
+// the sum of their requests and the host ports they bind. Checking a pod
+// against it costs a lookup per resource and port the pod asks for,
+// whatever the number of pods.
+type Ledger struct {
+	pods  map[types.UID]holding
+	used  Request
+	ports portSet
 }
 
-// effectiveRequest is the request, or the limit when only that is set.
-func effectiveRequest(c *v1.Container, name v1.ResourceName, milli bool) int64 {
-	if _, ok := c.Resources.Requests[name]; ok {
-		return podspec.ContainerRequest(c, name, milli)
-	}
-	return podspec.ContainerLimit(c, name, milli)
+// holding is one admitted pod's share.
+type holding struct {
+	req   Request
+	ports []hostPort
 }
 
-// Admit decides whether a pod fits on the node next to what is already
-// admitted (used, and pods admitted so far). It returns nil when it fits,
-// else the kubelet's rejection reason.
-func Admit(pod *v1.Pod, node *Node, labels map[string]string, used Request, pods int) *Rejection {
-	if node.MaxPods > 0 && pods+1 > node.MaxPods {
-		return outOf("pods", 1, int64(pods), int64(node.MaxPods))
+// demand is what admission reads of a pod, worked out once per decision.
+type demand struct {
+	req   Request
+	ports []hostPort
+}
+
+func demandOf(pod *v1.Pod) demand { return demand{req: PodRequest(pod), ports: hostPorts(pod)} }
+
+// Len returns the number of admitted pods.
+func (l *Ledger) Len() int { return len(l.pods) }
+
+// Holds reports whether uid is admitted.
+func (l *Ledger) Holds(uid types.UID) bool {
+	_, ok := l.pods[uid]
+	return ok
+}
+
+// Used returns the sum of the admitted pods' requests (a copy).
+func (l *Ledger) Used() Request { return l.used.clone() }
+
+// Add admits pod to the ledger without checking it fits; re-adding an
+// admitted pod changes nothing.
+func (l *Ledger) Add(pod *v1.Pod) { l.add(pod.UID, demandOf(pod)) }
+
+func (l *Ledger) add(uid types.UID, d demand) {
+	if l.Holds(uid) {
+		return
 	}
-	req := PodRequest(pod)
-	if req.CPUMilli > 0 && used.CPUMilli+req.CPUMilli > node.CPUMilli {
-		return outOf("cpu", req.CPUMilli, used.CPUMilli, node.CPUMilli)
+	if l.pods == nil {
+		l.pods = make(map[types.UID]holding)
 	}
-	if req.MemoryBytes > 0 && used.MemoryBytes+req.MemoryBytes > node.MemoryBytes {
-		return outOf("memory", req.MemoryBytes, used.MemoryBytes, node.MemoryBytes)
+	l.pods[uid] = holding{req: d.req, ports: d.ports}
+	l.used.add(&d.req, 1)
+	l.ports.add(d.ports)
+}
+
+// Remove gives back uid's share; it reports whether uid held one.
+func (l *Ledger) Remove(uid types.UID) bool {
+	h, ok := l.pods[uid]
+	if !ok {
+		return false
 	}
-	for k, v := range pod.Spec.NodeSelector {
-		if labels[k] != v {
-			return &Rejection{Reason: "NodeAffinity",
-				Message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"}
-		}
+	delete(l.pods, uid)
+	l.used.add(&h.req, -1)
+	l.ports.remove(h.ports)
+	return true
+}
+
+// Admit decides whether a pod may run on the node next to the pods
+// admitted so far. It returns nil when it may, else the kubelet's reason
+// and message for the first check it fails, in the kubelet's order:
+// sysctls, the operating system, resources (pods, cpu, memory,
+// ephemeral-storage, the others), node affinity and nodeSelector, the
+// node name, host ports, NoExecute taints.
+func Admit(pod *v1.Pod, node *AdmitNode, admitted *Ledger) *Rejection {
+	d := demandOf(pod)
+	return admit(pod, &d, node, admitted)
+}
+
+func admit(pod *v1.Pod, d *demand, node *AdmitNode, admitted *Ledger) *Rejection {
+	if rej := sysctlRejection(pod, node.Sysctls); rej != nil {
+		return rej
+	}
+	if rej := osRejection(pod); rej != nil {
+		return rej
+	}
+	if rej := fitResources(&d.req, node.Node, admitted); rej != nil {
+		return rej
+	}
+	if !matchesNodeAffinity(pod, node.Node.Name, node.Labels) {
+		return predicateFailed("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")
+	}
+	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Node.Name {
+		return predicateFailed("NodeName", "node(s) didn't match the requested node name")
+	}
+	if admitted.ports.conflictsAny(d.ports) {
+		return predicateFailed("NodePorts", "node(s) didn't have free ports for the requested pod ports")
+	}
+	if _, barred := untoleratedTaint(pod, node.Taints); barred {
+		return predicateFailed("TaintToleration", "node(s) had taints that the pod didn't tolerate")
 	}
 	return nil
 }
 
-func outOf(res string, requested, used, capacity int64) *Rejection {
-	return &Rejection{
-		Reason: "OutOf" + res,
-		Message: fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d",
-			res, requested, used, capacity),
-	}
+// predicateFailed is the kubelet's rejection for a failed scheduler
+// predicate: the predicate's name is the reason.
+func predicateFailed(name, why string) *Rejection {
+	return &Rejection{Reason: name, Message: "Predicate " + name + " failed: " + why}
 }
 
-// Admitter is the admit stage: it keeps the ledger of admitted pods'
-// requests, so admission is a check against running totals, not a walk
-// over every pod.
+// Admitter is the admit stage. It keeps the ledger of admitted pods, so
+// admission is a check against running totals, not a walk over every pod.
 type Admitter struct {
 	Node *Node
-	// Labels are the node's labels, for nodeSelector.
+	// Labels are the node's labels, for nodeSelector and node affinity.
 	Labels map[string]string
+	// Taints are the node's taints (in cluster mode, those it registered
+	// with).
+	Taints []v1.Taint
+	// Sysctls are the sysctls pods may set; nil allows none.
+	Sysctls *sysctl.Allowlist
 	// OnBurstableCPU, if set, learns the cpu requested by the admitted
 	// Burstable pods whenever it changes (for kubepods/burstable's shares).
 	OnBurstableCPU func(totalMilli int64)
 	Events         Recorder
 
 	mu        sync.Mutex
-	admitted  map[types.UID]Request
-	used      Request
+	ledger    Ledger
 	burstable map[types.UID]int64
 	// burstableTotal is the sum of burstable; guarded by mu.
 	burstableTotal int64
 }
 
+func (a *Admitter) node() AdmitNode {
+	return AdmitNode{Node: a.Node, Labels: a.Labels, Taints: a.Taints, Sysctls: a.Sysctls}
+}
+
 func (a *Admitter) Handle(w *Work) Outcome {
 	a.mu.Lock()
-	if a.admitted == nil {
-		a.admitted = make(map[types.UID]Request)
-	}
-	if _, ok := a.admitted[w.UID]; ok {
-		a.mu.Unlock()
-		w.Sync.Admitted = true
-		return Next()
-	}
-	rej := Admit(w.Pod, a.Node, a.Labels, a.used, len(a.admitted))
-	burstableChanged := false
-	if rej == nil {
-		req := PodRequest(w.Pod)
-		a.admitted[w.UID] = req
-		a.used.CPUMilli += req.CPUMilli
-		a.used.MemoryBytes += req.MemoryBytes
-		if cgroupfs.QOSClass(w.Pod) == v1.PodQOSBurstable {
-			if a.burstable == nil {
-				a.burstable = make(map[types.UID]int64)
-			}
-			m := cgroupfs.PodCPURequestMilli(w.Pod)
-			a.burstable[w.UID] = m
-			a.burstableTotal += m
-			burstableChanged = m > 0
-		}
-	}
-	// Told under the lock, so totals reach the cgroup in order.
-	if burstableChanged && a.OnBurstableCPU != nil {
-		a.OnBurstableCPU(a.burstableTotal)
-	}
+	rej := a.decideLocked(w.UID, w.Pod)
 	a.mu.Unlock()
 	if rej != nil {
 		podsRejected.Inc()
@@ -136,28 +169,53 @@ func (a *Admitter) Handle(w *Work) Outcome {
 	return Next()
 }
 
+// decideLocked admits pod into the ledger, or returns why not. An
+// admitted pod stays admitted. Callers hold a.mu.
+func (a *Admitter) decideLocked(uid types.UID, pod *v1.Pod) *Rejection {
+	if a.ledger.Holds(uid) {
+		return nil
+	}
+	d := demandOf(pod)
+	node := a.node()
+	if rej := admit(pod, &d, &node, &a.ledger); rej != nil {
+		return rej
+	}
+	a.ledger.add(uid, d)
+	if cgroupfs.QOSClass(pod) != v1.PodQOSBurstable {
+		return nil
+	}
+	if a.burstable == nil {
+		a.burstable = make(map[types.UID]int64)
+	}
+	m := cgroupfs.PodCPURequestMilli(pod)
+	a.burstable[uid] = m
+	a.burstableTotal += m
+	// Told under the lock, so totals reach the cgroup in order.
+	if m > 0 && a.OnBurstableCPU != nil {
+		a.OnBurstableCPU(a.burstableTotal)
+	}
+	return nil
+}
+
 // Release returns a pod's share: it finished, or was torn down.
 func (a *Admitter) Release(uid types.UID) {
 	a.mu.Lock()
-	if req, ok := a.admitted[uid]; ok {
-		a.used.CPUMilli -= req.CPUMilli
-		a.used.MemoryBytes -= req.MemoryBytes
-		delete(a.admitted, uid)
-	}
+	defer a.mu.Unlock()
+	a.ledger.Remove(uid)
 	m, burstable := a.burstable[uid]
-	if burstable {
-		delete(a.burstable, uid)
-		a.burstableTotal -= m
+	if !burstable {
+		return
 	}
-	if burstable && m > 0 && a.OnBurstableCPU != nil {
+	delete(a.burstable, uid)
+	a.burstableTotal -= m
+	if m > 0 && a.OnBurstableCPU != nil {
 		a.OnBurstableCPU(a.burstableTotal)
 	}
-	a.mu.Unlock()
 }
 
 // Admitted returns the number of admitted pods and their total request.
 func (a *Admitter) Admitted() (int, Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.admitted), a.used
+	return a.ledger.Len(), a.ledger.Used()
 }
