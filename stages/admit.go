@@ -2,11 +2,13 @@ package stages
 
 import (
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podline/podline/cgroupfs"
+	"github.com/podline/podline/pleg"
 	"github.com/podline/podline/sysctl"
 )
 
@@ -130,6 +132,15 @@ func predicateFailed(name, why string) *Rejection {
 
 // Admitter is the admit stage. It keeps the ledger of admitted pods, so
 // admission is a check against running totals, not a walk over every pod.
+//
+// Pods a source adds together are decided together, oldest first
+// (Arrived), before their passes start: the stage's workers then take the
+// passes in whatever order and only carry the decision out. After a
+// restart every source hands over all its pods at once; deciding them by
+// age, with the pods the runtime already runs ahead of any new one, means
+// a pod that was running keeps its place and a newer pod is the one
+// refused. A pod that reaches the stage undecided (Upserted on its own) is
+// decided there.
 type Admitter struct {
 	Node *Node
 	// Labels are the node's labels, for nodeSelector and node affinity.
@@ -139,13 +150,19 @@ type Admitter struct {
 	Taints []v1.Taint
 	// Sysctls are the sysctls pods may set; nil allows none.
 	Sysctls *sysctl.Allowlist
+	// Cache, if set, tells which pods the runtime already holds, to decide
+	// those first.
+	Cache *pleg.Cache
 	// OnBurstableCPU, if set, learns the cpu requested by the admitted
 	// Burstable pods whenever it changes (for kubepods/burstable's shares).
 	OnBurstableCPU func(totalMilli int64)
 	Events         Recorder
 
-	mu        sync.Mutex
-	ledger    Ledger
+	mu     sync.Mutex
+	ledger Ledger
+	// refused holds the rejections Arrived decided, until the pod's pass
+	// reaches the stage (or the pod goes first).
+	refused   map[types.UID]*Rejection
 	burstable map[types.UID]int64
 	// burstableTotal is the sum of burstable; guarded by mu.
 	burstableTotal int64
@@ -157,7 +174,12 @@ func (a *Admitter) node() AdmitNode {
 
 func (a *Admitter) Handle(w *Work) Outcome {
 	a.mu.Lock()
-	rej := a.decideLocked(w.UID, w.Pod)
+	rej, decided := a.refused[w.UID]
+	if decided {
+		delete(a.refused, w.UID)
+	} else {
+		rej = a.decideLocked(w.UID, w.Pod)
+	}
 	a.mu.Unlock()
 	if rej != nil {
 		podsRejected.Inc()
@@ -167,6 +189,43 @@ func (a *Admitter) Handle(w *Work) Outcome {
 	}
 	w.Sync.Admitted = true
 	return Next()
+}
+
+// Arrived decides the admission of pods a source has just added, in the
+// order sortForAdmission gives, and leaves pods in that order. Their
+// passes, started after, find the decision made. Pods already being
+// deleted are not decided: their first pass stops them.
+func (a *Admitter) Arrived(pods []*v1.Pod) {
+	sortForAdmission(pods, a.runningSince)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil || a.ledger.Holds(pod.UID) {
+			continue
+		}
+		if _, done := a.refused[pod.UID]; done {
+			continue
+		}
+		if rej := a.decideLocked(pod.UID, pod); rej != nil {
+			if a.refused == nil {
+				a.refused = make(map[types.UID]*Rejection)
+			}
+			a.refused[pod.UID] = rej
+		}
+	}
+}
+
+// runningSince is when the runtime's oldest sandbox of the pod was made;
+// false when the runtime holds none.
+func (a *Admitter) runningSince(uid types.UID) (since time.Time, ok bool) {
+	if a.Cache == nil {
+		return time.Time{}, false
+	}
+	rt := a.Cache.Get(uid)
+	if rt == nil || len(rt.Sandboxes) == 0 {
+		return time.Time{}, false
+	}
+	return rt.Sandboxes[len(rt.Sandboxes)-1].CreatedAt, true
 }
 
 // decideLocked admits pod into the ledger, or returns why not. An
@@ -197,11 +256,13 @@ func (a *Admitter) decideLocked(uid types.UID, pod *v1.Pod) *Rejection {
 	return nil
 }
 
-// Release returns a pod's share: it finished, or was torn down.
+// Release returns a pod's share: it finished, or was torn down. A
+// rejection decided for it and never carried out is dropped.
 func (a *Admitter) Release(uid types.UID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.ledger.Remove(uid)
+	delete(a.refused, uid)
 	m, burstable := a.burstable[uid]
 	if !burstable {
 		return
