@@ -2,7 +2,6 @@ package podspec
 
 import (
 	"maps"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -18,7 +17,7 @@ func SandboxConfig(pod *v1.Pod, attempt uint32, node *Node) *runtimeapi.PodSandb
 		Metadata: &runtimeapi.PodSandboxMetadata{
 			Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt,
 		},
-		Hostname:     podHostname(pod),
+		Hostname:     podHostname(pod, node),
 		LogDirectory: node.PodLogDir(pod.Namespace, pod.Name, pod.UID),
 		DnsConfig:    node.DNS.ForPod(pod),
 		PortMappings: portMappings(pod),
@@ -61,20 +60,11 @@ func podLabels(pod *v1.Pod) map[string]string {
 	return l
 }
 
-// podHostname is the pod's hostname: none for host-network pods (the
-// runtime cannot set one without a private UTS namespace), else
-// spec.hostname or the pod name, cut to a DNS label.
-func podHostname(pod *v1.Pod) string {
-	if pod.Spec.HostNetwork {
-		return ""
-	}
-	h := pod.Spec.Hostname
-	if h == "" {
-		h = pod.Name
-	}
-	if len(h) > 63 {
-		h = strings.TrimRight(h[:63], "-.")
-	}
+// podHostname is SandboxHostname without its error: the sandbox stage
+// checks that first and refuses the pod, so a config is never built for
+// a runtime from a hostname that failed.
+func podHostname(pod *v1.Pod, node *Node) string {
+	h, _ := SandboxHostname(pod, node)
 	return h
 }
 
