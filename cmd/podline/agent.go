@@ -25,6 +25,7 @@ import (
 	"github.com/podline/podline/sources"
 	"github.com/podline/podline/stages"
 	"github.com/podline/podline/stats"
+	"github.com/podline/podline/sysctl"
 )
 
 // agent is a wired podline. Fields are the parts; nothing here decides
@@ -75,9 +76,19 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	var envObjects stages.EnvSource
 	var services stages.ServiceSource
 	labels := node.Labels(a.node.Name, nil)
+	var taints []v1.Taint
 	if c := a.cluster; c != nil {
 		recorder, content, labels = c.events, c.volumes, node.Labels(a.node.Name, c.labels)
 		envObjects, services = c.volumes, c.services
+		// Admission knows the taints the node registers with; podline
+		// does not watch its Node for taints added later.
+		if taints, err = node.ParseTaints(strings.Join(o.registerWithTaints, ",")); err != nil {
+			return nil, fmt.Errorf("--register-with-taints: %w", err)
+		}
+	}
+	sysctls, err := sysctl.NewAllowlist(a.machine.KernelVersion, o.allowedUnsafeSysctls)
+	if err != nil {
+		return nil, fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
 	}
 
 	hier, err := cgroupfs.FindHierarchies()
@@ -86,7 +97,8 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	a.cache = pleg.NewCache()
 	a.statuses = stages.NewStatusStore()
-	a.admitter = &stages.Admitter{Node: a.node, Labels: labels, Events: recorder}
+	a.admitter = &stages.Admitter{Node: a.node, Labels: labels, Taints: taints, Sysctls: sysctls,
+		Cache: a.cache, Events: recorder}
 	notify := func(uid types.UID) { a.pipeline.Sync(uid) }
 	a.relister = pleg.NewRelister(rt, a.cache, o.effectiveRelistPeriod(), notify, log)
 	if err := a.buildLifecycle(notify); err != nil {
@@ -339,6 +351,12 @@ func (a *agent) dispatch(ctx context.Context) {
 		// status podline itself just sent: nothing to do.
 		if u.Op == sources.RECONCILE && u.Source == sources.APISource {
 			continue
+		}
+		if u.Op == sources.ADD {
+			// Decided here, oldest first, so that after a restart the pods
+			// that were running keep their place whichever admit worker
+			// takes their passes; the passes start in that order too.
+			a.admitter.Arrived(u.Pods)
 		}
 		for _, pod := range u.Pods {
 			switch u.Op {

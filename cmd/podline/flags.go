@@ -13,6 +13,7 @@ import (
 	"github.com/podline/podline/node"
 	"github.com/podline/podline/sources"
 	"github.com/podline/podline/stages"
+	"github.com/podline/podline/sysctl"
 )
 
 // options are podline's command-line flags. The names and defaults are the
@@ -45,6 +46,8 @@ type options struct {
 	clusterDNS     listFlag
 	clusterDomain  string
 	resolvConf     string
+	// allowedUnsafeSysctls are allowed on top of the safe sysctls.
+	allowedUnsafeSysctls listFlag
 
 	healthzPort        int
 	healthzBindAddress string
@@ -144,6 +147,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Var(&o.clusterDNS, "cluster-dns", "Cluster DNS server IPs (comma-separated) for dnsPolicy ClusterFirst pods.")
 	fs.StringVar(&o.clusterDomain, "cluster-domain", "", "Cluster domain added to pods' DNS search list.")
 	fs.StringVar(&o.resolvConf, "resolv-conf", "/etc/resolv.conf", "Resolver file pods with dnsPolicy Default inherit; empty for none.")
+	fs.Var(&o.allowedUnsafeSysctls, "allowed-unsafe-sysctls", "Unsafe sysctls (or patterns ending in '*') pods may set on top of the safe ones, comma-separated, repeatable; namespaced ones only. Use at your own risk.")
 	fs.IntVar(&o.healthzPort, "healthz-port", 10248, "Port of the /healthz endpoint; 0 disables it.")
 	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", "127.0.0.1", "Address of the /healthz endpoint.")
 	fs.IntVar(&o.readOnlyPort, "read-only-port", 0, "Port of the unauthenticated read-only server (/pods, /spec/); 0 disables it.")
@@ -217,6 +221,9 @@ func (o *options) validate() error {
 	}
 	if _, err := node.ParseThresholds(o.evictionHard); err != nil {
 		return fmt.Errorf("--eviction-hard: %w", err)
+	}
+	if _, err := sysctl.NewAllowlist("", o.allowedUnsafeSysctls); err != nil {
+		return fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
 	}
 	for _, s := range o.plegSources {
 		if s != "cri" && s != "ebpf" && s != "cgroup" {

@@ -41,6 +41,22 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 	f([]string{"--pipeline-window=0"}, "--pipeline-window")
 	f([]string{"--queue=chan"}, "--queue")
 	f([]string{"--queue="}, "--queue")
+	f([]string{"--allowed-unsafe-sysctls=net.core.somaxconn,kernel.panic"}, `--allowed-unsafe-sysctls: the sysctls "kernel.panic" are not known to be namespaced`)
+	f([]string{"--allowed-unsafe-sysctls=net.*.x"}, "--allowed-unsafe-sysctls")
+}
+
+func TestAllowedUnsafeSysctls(t *testing.T) {
+	var o options
+	args := []string{"--allowed-unsafe-sysctls=net.core.somaxconn,kernel.msg*", "--allowed-unsafe-sysctls", "net/ipv6/*"}
+	if err := newFlagSet(&o).Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(o.allowedUnsafeSysctls, " "); got != "net.core.somaxconn kernel.msg* net/ipv6/*" {
+		t.Fatalf("sysctls = %q", got)
+	}
 }
 
 func TestRepeatedHeaders(t *testing.T) {
