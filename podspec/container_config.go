@@ -73,7 +73,7 @@ func ContainerConfig(pod *v1.Pod, act Instance, imageRef string, podIPs []string
 		Tty:       spec.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources:       linuxResources(pod, spec, node),
-			SecurityContext: containerSecurity(pod, spec),
+			SecurityContext: containerSecurity(pod, spec, node),
 		},
 	}
 	if act.Init {
@@ -157,40 +157,4 @@ func findVolume(pod *v1.Pod, name string) *v1.Volume {
 		}
 	}
 	return nil
-}
-
-func containerSecurity(pod *v1.Pod, spec *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
-	sec := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: namespaceOptions(pod)}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		if psc.RunAsUser != nil {
-			sec.RunAsUser = &runtimeapi.Int64Value{Value: *psc.RunAsUser}
-		}
-		if psc.RunAsGroup != nil {
-			sec.RunAsGroup = &runtimeapi.Int64Value{Value: *psc.RunAsGroup}
-		}
-		sec.SupplementalGroups = psc.SupplementalGroups
-	}
-	sc := spec.SecurityContext
-	if sc == nil {
-		return sec
-	}
-	if sc.RunAsUser != nil {
-		sec.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
-	}
-	if sc.RunAsGroup != nil {
-		sec.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
-	}
-	sec.Privileged = sc.Privileged != nil && *sc.Privileged
-	sec.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
-	sec.NoNewPrivs = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
-	if caps := sc.Capabilities; caps != nil {
-		sec.Capabilities = &runtimeapi.Capability{}
-		for _, c := range caps.Add {
-			sec.Capabilities.AddCapabilities = append(sec.Capabilities.AddCapabilities, string(c))
-		}
-		for _, c := range caps.Drop {
-			sec.Capabilities.DropCapabilities = append(sec.Capabilities.DropCapabilities, string(c))
-		}
-	}
-	return sec
 }

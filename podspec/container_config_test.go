@@ -154,37 +154,6 @@ func TestContainerConfigErrorFromEnv(t *testing.T) {
 	}
 }
 
-func TestContainerSecurity(t *testing.T) {
-	f := func(name string, psc *v1.PodSecurityContext, sc *v1.SecurityContext, want *runtimeapi.LinuxContainerSecurityContext) {
-		t.Helper()
-		pod := unitPod(func(p *v1.Pod) {
-			p.Spec.SecurityContext = psc
-			p.Spec.Containers[0].SecurityContext = sc
-		})
-		want.NamespaceOptions = &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_POD,
-			Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD}
-		got := containerSecurity(pod, &pod.Spec.Containers[0])
-		if !proto.Equal(got, want) {
-			t.Errorf("%s:\n got %s\nwant %s", name, prototext.Format(got), prototext.Format(want))
-		}
-	}
-	i64 := func(v int64) *runtimeapi.Int64Value { return &runtimeapi.Int64Value{Value: v} }
-	yes, no := true, false
-
-	f("nothing set", nil, nil, &runtimeapi.LinuxContainerSecurityContext{})
-	f("pod level", &v1.PodSecurityContext{RunAsUser: ptrOf(int64(1000)), RunAsGroup: ptrOf(int64(2000)), SupplementalGroups: []int64{5, 6}}, nil,
-		&runtimeapi.LinuxContainerSecurityContext{RunAsUser: i64(1000), RunAsGroup: i64(2000), SupplementalGroups: []int64{5, 6}})
-	f("container overrides the pod", &v1.PodSecurityContext{RunAsUser: ptrOf(int64(1000)), RunAsGroup: ptrOf(int64(2000))},
-		&v1.SecurityContext{RunAsUser: ptrOf(int64(0)), RunAsGroup: ptrOf(int64(7))},
-		&runtimeapi.LinuxContainerSecurityContext{RunAsUser: i64(0), RunAsGroup: i64(7)})
-	f("container flags", nil, &v1.SecurityContext{Privileged: &yes, ReadOnlyRootFilesystem: &yes, AllowPrivilegeEscalation: &no,
-		Capabilities: &v1.Capabilities{Add: []v1.Capability{"NET_ADMIN", "SYS_TIME"}, Drop: []v1.Capability{"ALL"}}},
-		&runtimeapi.LinuxContainerSecurityContext{Privileged: true, ReadonlyRootfs: true, NoNewPrivs: true,
-			Capabilities: &runtimeapi.Capability{AddCapabilities: []string{"NET_ADMIN", "SYS_TIME"}, DropCapabilities: []string{"ALL"}}})
-	f("privilege escalation allowed", nil, &v1.SecurityContext{Privileged: &no, AllowPrivilegeEscalation: &yes},
-		&runtimeapi.LinuxContainerSecurityContext{})
-}
-
 func TestContentVolumesMountReadOnly(t *testing.T) {
 	pod := unitPod()
 	pod.Spec.Volumes = []v1.Volume{

@@ -31,6 +31,8 @@ type Node struct {
 	LogsDir string
 	Cgroups cgroupfs.Layout
 	DNS     DNS
+	// Security is what the node adds to the confinement pods ask for.
+	Security Security
 }
 
 // PodDir is the pod's directory under the root dir. uid must be one path

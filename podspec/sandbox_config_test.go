@@ -46,6 +46,7 @@ func TestSandboxConfig(t *testing.T) {
 					Pid: runtimeapi.NamespaceMode_CONTAINER, Ipc: runtimeapi.NamespaceMode_POD},
 				RunAsUser: &runtimeapi.Int64Value{Value: 1000}, RunAsGroup: &runtimeapi.Int64Value{Value: 3000},
 				SupplementalGroups: []int64{4000},
+				Seccomp:            &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 			},
 			Sysctls: map[string]string{"net.ipv4.ip_unprivileged_port_start": "0"},
 		},
@@ -113,7 +114,7 @@ func TestNamespaceOptions(t *testing.T) {
 		if !proto.Equal(sandbox, want) {
 			t.Errorf("%s: sandbox %v, want %v", name, sandbox, want)
 		}
-		if c := containerSecurity(p, &p.Spec.Containers[0]).GetNamespaceOptions(); !proto.Equal(c, want) {
+		if c := containerSecurity(p, &p.Spec.Containers[0], sandboxNode).GetNamespaceOptions(); !proto.Equal(c, want) {
 			t.Errorf("%s: container %v, want %v", name, c, want)
 		}
 	}
