@@ -24,22 +24,11 @@ func SandboxConfig(pod *v1.Pod, attempt uint32, node *Node) *runtimeapi.PodSandb
 		Labels:       podLabels(pod),
 		Annotations:  maps.Clone(pod.Annotations),
 		Linux: &runtimeapi.LinuxPodSandboxConfig{
-			CgroupParent: node.Cgroups.PodParent(pod.UID, cgroupfs.QOSClass(pod)),
-			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-				NamespaceOptions: namespaceOptions(pod),
-				Privileged:       anyPrivileged(pod),
-			},
+			CgroupParent:    node.Cgroups.PodParent(pod.UID, cgroupfs.QOSClass(pod)),
+			SecurityContext: sandboxSecurity(pod),
 		},
 	}
 	if sc := pod.Spec.SecurityContext; sc != nil {
-		sec := cfg.Linux.SecurityContext
-		if sc.RunAsUser != nil {
-			sec.RunAsUser = &runtimeapi.Int64Value{Value: *sc.RunAsUser}
-		}
-		if sc.RunAsGroup != nil {
-			sec.RunAsGroup = &runtimeapi.Int64Value{Value: *sc.RunAsGroup}
-		}
-		sec.SupplementalGroups = sc.SupplementalGroups
 		if len(sc.Sysctls) > 0 {
 			cfg.Linux.Sysctls = make(map[string]string, len(sc.Sysctls))
 			for _, s := range sc.Sysctls {
@@ -118,6 +107,33 @@ func namespaceOptions(pod *v1.Pod) *runtimeapi.NamespaceOption {
 		ns.Ipc = runtimeapi.NamespaceMode_NODE
 	}
 	return ns
+}
+
+// sandboxSecurity is the security context of the pod's sandbox: its
+// namespaces, the pod-level user, group and groups (fsGroup first, as for
+// every container), privileged when any container is, and always the
+// runtime's default seccomp profile, which costs the pause process nothing
+// and keeps it from being the pod's least confined process.
+func sandboxSecurity(pod *v1.Pod) *runtimeapi.LinuxSandboxSecurityContext {
+	sec := &runtimeapi.LinuxSandboxSecurityContext{
+		NamespaceOptions: namespaceOptions(pod),
+		Privileged:       anyPrivileged(pod),
+		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+	}
+	psc := pod.Spec.SecurityContext
+	if psc == nil {
+		return sec
+	}
+	sec.RunAsUser = int64Value(psc.RunAsUser)
+	// The runtime refuses a group without a user (containerd: "user group
+	// is specified without user"); the pause process then keeps its
+	// image's user and group, and the containers get theirs.
+	if psc.RunAsUser != nil {
+		sec.RunAsGroup = int64Value(psc.RunAsGroup)
+	}
+	sec.SupplementalGroups = podGroups(psc)
+	sec.SupplementalGroupsPolicy = groupsPolicy(psc.SupplementalGroupsPolicy)
+	return sec
 }
 
 func anyPrivileged(pod *v1.Pod) bool {
