@@ -182,6 +182,9 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
+	if err := s.verifySecurity(w, act, imageRef, cfg); err != nil {
+		return err
+	}
 	if err := s.bindSubPaths(pod, act, cfg); err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
