@@ -93,7 +93,7 @@ func (l *Ledger) Remove(uid types.UID) bool {
 // and message for the first check it fails, in the kubelet's order:
 // sysctls, the operating system, resources (pods, cpu, memory,
 // ephemeral-storage, the others), node affinity and nodeSelector, the
-// node name, host ports, NoExecute taints.
+// node name, host ports, NoExecute taints, AppArmor.
 func Admit(pod *v1.Pod, node *AdmitNode, admitted *Ledger) *Rejection {
 	d := demandOf(pod)
 	return admit(pod, &d, node, admitted)
@@ -120,6 +120,9 @@ func admit(pod *v1.Pod, d *demand, node *AdmitNode, admitted *Ledger) *Rejection
 	}
 	if _, barred := untoleratedTaint(pod, node.Taints); barred {
 		return predicateFailed("TaintToleration", "node(s) had taints that the pod didn't tolerate")
+	}
+	if rej := appArmorRejection(pod, node.Node); rej != nil {
+		return rej
 	}
 	return nil
 }
