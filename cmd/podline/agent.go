@@ -224,6 +224,8 @@ func (a *agent) buildNode() error {
 		LogsDir:     o.podLogsDir,
 		Cgroups:     cgroupfs.Layout{Root: o.cgroupRoot, PerQOS: o.cgroupsPerQOS},
 		DNS:         podspec.DNS{ClusterDNS: o.clusterDNS, ClusterDomain: o.clusterDomain, Host: hostDNS},
+		Security: podspec.Security{SeccompDefault: o.seccompDefault, AppArmor: machine.AppArmorEnabled(),
+			ExtraMaskedPaths: machine.ThermalThrottlePaths()},
 	}
 	return nil
 }

@@ -28,6 +28,9 @@ type options struct {
 	nodeIP             string
 	rootDir            string
 	podLogsDir         string
+	// seccompDefault confines containers that name no seccomp profile
+	// with the runtime's default one.
+	seccompDefault bool
 
 	runtimeEndpoint string
 	imageEndpoint   string
@@ -133,6 +136,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.nodeIP, "node-ip", "", "Node IP address reported as the host IP; default: the source address of the default route.")
 	fs.StringVar(&o.rootDir, "root-dir", "/var/lib/podline", "Directory for pod data (volumes).")
 	fs.StringVar(&o.podLogsDir, "pod-logs-dir", "/var/log/pods", "Directory of the pods' CRI log directories.")
+	fs.BoolVar(&o.seccompDefault, "seccomp-default", false, "Run containers whose pod and container name no seccomp profile under the runtime's default profile (RuntimeDefault) instead of none.")
 	fs.StringVar(&o.runtimeEndpoint, "container-runtime-endpoint", "unix:///run/containerd/containerd.sock", "CRI runtime service endpoint.")
 	fs.StringVar(&o.imageEndpoint, "image-service-endpoint", "", "CRI image service endpoint; default: the runtime endpoint.")
 	fs.DurationVar(&o.requestTimeout, "runtime-request-timeout", cri.DefaultRequestTimeout, "Timeout of every runtime request except pulls, log streams and exec.")
