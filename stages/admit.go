@@ -2,7 +2,6 @@ package stages
 
 import (
 	"sync"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -140,10 +139,9 @@ func predicateFailed(name, why string) *Rejection {
 // (Arrived), before their passes start: the stage's workers then take the
 // passes in whatever order and only carry the decision out. After a
 // restart every source hands over all its pods at once; deciding them by
-// age, with the pods the runtime already runs ahead of any new one, means
-// a pod that was running keeps its place and a newer pod is the one
-// refused. A pod that reaches the stage undecided (Upserted on its own) is
-// decided there.
+// age, with the pods that run ahead of all others, means a pod that was
+// running keeps its place and a newer pod is the one refused. A pod that
+// reaches the stage undecided (Upserted on its own) is decided there.
 type Admitter struct {
 	Node *Node
 	// Labels are the node's labels, for nodeSelector and node affinity.
@@ -153,8 +151,7 @@ type Admitter struct {
 	Taints []v1.Taint
 	// Sysctls are the sysctls pods may set; nil allows none.
 	Sysctls *sysctl.Allowlist
-	// Cache, if set, tells which pods the runtime already holds, to decide
-	// those first.
+	// Cache, if set, tells which pods already run, to decide those first.
 	Cache *pleg.Cache
 	// OnBurstableCPU, if set, learns the cpu requested by the admitted
 	// Burstable pods whenever it changes (for kubepods/burstable's shares).
@@ -199,7 +196,7 @@ func (a *Admitter) Handle(w *Work) Outcome {
 // passes, started after, find the decision made. Pods already being
 // deleted are not decided: their first pass stops them.
 func (a *Admitter) Arrived(pods []*v1.Pod) {
-	sortForAdmission(pods, a.runningSince)
+	sortForAdmission(pods, a.inRuntime)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, pod := range pods {
@@ -218,17 +215,19 @@ func (a *Admitter) Arrived(pods []*v1.Pod) {
 	}
 }
 
-// runningSince is when the runtime's oldest sandbox of the pod was made;
-// false when the runtime holds none.
-func (a *Admitter) runningSince(uid types.UID) (since time.Time, ok bool) {
+// inRuntime tells what the runtime holds of a pod.
+func (a *Admitter) inRuntime(uid types.UID) inRuntime {
 	if a.Cache == nil {
-		return time.Time{}, false
+		return inRuntime{}
 	}
 	rt := a.Cache.Get(uid)
 	if rt == nil || len(rt.Sandboxes) == 0 {
-		return time.Time{}, false
+		return inRuntime{}
 	}
-	return rt.Sandboxes[len(rt.Sandboxes)-1].CreatedAt, true
+	return inRuntime{
+		Since: rt.Sandboxes[len(rt.Sandboxes)-1].CreatedAt,
+		Ready: rt.CurrentSandbox().State == pleg.SandboxReady,
+	}
 }
 
 // decideLocked admits pod into the ledger, or returns why not. An

@@ -19,11 +19,16 @@ func TestSortForAdmission(t *testing.T) {
 			}
 		})
 	}
-	f := func(what string, running map[string]int, in []*v1.Pod, want ...string) {
+	// rt describes what the runtime holds: a sandbox made at minute n,
+	// ready when n is positive, stopped when negative.
+	f := func(what string, rt map[string]int, in []*v1.Pod, want ...string) {
 		t.Helper()
-		sortForAdmission(in, func(uid types.UID) (time.Time, bool) {
-			min, ok := running[string(uid)]
-			return baseTime.Add(time.Duration(min) * time.Minute), ok
+		sortForAdmission(in, func(uid types.UID) inRuntime {
+			n, ok := rt[string(uid)]
+			if !ok {
+				return inRuntime{}
+			}
+			return inRuntime{Since: baseTime.Add(time.Duration(max(n, -n)) * time.Minute), Ready: n > 0}
 		})
 		var got []string
 		for _, p := range in {
@@ -44,15 +49,23 @@ func TestSortForAdmission(t *testing.T) {
 	f("equal times by namespace, name and UID", nil,
 		[]*v1.Pod{pod("b", "x", 1), pod("a", "y", 1), pod("a", "x", 1)},
 		"a/x", "a/y", "b/x")
-	f("pods the runtime holds go first, oldest sandbox first",
+	f("running pods go first, by creation time",
 		map[string]int{"uid-a-new": 9, "uid-a-newer": 5},
-		[]*v1.Pod{pod("a", "old", 1), pod("a", "new", 3), pod("a", "newer", 4)},
+		[]*v1.Pod{pod("a", "old", 1), pod("a", "newer", 4), pod("a", "new", 3)},
 		"a/new", "a/newer", "a/old")
-	f("static pods the runtime holds go by sandbox age",
+	f("a finished pod (sandbox stopped) does not go before running ones",
+		map[string]int{"uid-a-done": -1, "uid-a-up": 2},
+		[]*v1.Pod{pod("a", "done", 1), pod("a", "up", 2), pod("a", "new", 3)},
+		"a/up", "a/done", "a/new")
+	f("static pods that run go by sandbox age",
 		map[string]int{"uid-s-b": 1, "uid-s-c": 2},
 		[]*v1.Pod{pod("s", "a", -1), pod("s", "c", -1), pod("s", "b", -1)},
 		"s/b", "s/c", "s/a")
-	f("a running pod's creation time still ranks before its sandbox",
+	f("a static pod whose sandbox stopped goes before a new one",
+		map[string]int{"uid-s-z": -4},
+		[]*v1.Pod{pod("s", "a", -1), pod("s", "z", -1)},
+		"s/z", "s/a")
+	f("a running pod's creation time ranks before its sandbox's",
 		map[string]int{"uid-a-x": 9, "uid-a-y": 1},
 		[]*v1.Pod{pod("a", "y", 2), pod("a", "x", 1)},
 		"a/x", "a/y")
