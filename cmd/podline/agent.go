@@ -80,10 +80,12 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	if c := a.cluster; c != nil {
 		recorder, content, labels = c.events, c.volumes, node.Labels(a.node.Name, c.labels)
 		envObjects, services = c.volumes, c.services
-		// Admission knows the taints the node registers with; podline
-		// does not watch its Node for taints added later.
-		if taints, err = node.ParseTaints(strings.Join(o.registerWithTaints, ",")); err != nil {
-			return nil, fmt.Errorf("--register-with-taints: %w", err)
+		// Admission knows the taints the node registers with, when podline
+		// registers it; it does not watch its Node for taints added later.
+		if o.registerNode {
+			if taints, err = node.ParseTaints(strings.Join(o.registerWithTaints, ",")); err != nil {
+				return nil, fmt.Errorf("--register-with-taints: %w", err)
+			}
 		}
 	}
 	sysctls, err := sysctl.NewAllowlist(a.machine.KernelVersion, o.allowedUnsafeSysctls)
