@@ -3,7 +3,6 @@ package podspec
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -48,6 +47,11 @@ func ContainerConfig(pod *v1.Pod, act Instance, imageRef string, podIPs []string
 	if err != nil {
 		return nil, err
 	}
+	managed, err := managedMounts(pod, act, podIPs, node)
+	if err != nil {
+		return nil, err
+	}
+	mounts = append(mounts, managed...)
 	cfg := &runtimeapi.ContainerConfig{
 		Metadata:   &runtimeapi.ContainerMetadata{Name: spec.Name, Attempt: act.Attempt},
 		Image:      &runtimeapi.ImageSpec{Image: imageRef, UserSpecifiedImage: spec.Image},
@@ -67,7 +71,7 @@ func ContainerConfig(pod *v1.Pod, act Instance, imageRef string, podIPs []string
 			cri.AnnotationRestartCount:     strconv.FormatUint(uint64(act.Attempt), 10),
 			cri.AnnotationTerminationGrace: strconv.FormatInt(GracePeriod(pod), 10),
 		},
-		LogPath:   filepath.Join(spec.Name, strconv.FormatUint(uint64(act.Attempt), 10)+".log"),
+		LogPath:   ContainerLogPath(spec.Name, act.Attempt),
 		Stdin:     spec.Stdin,
 		StdinOnce: spec.StdinOnce,
 		Tty:       spec.TTY,
