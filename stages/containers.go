@@ -190,6 +190,9 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return err
 	}
+	if err := s.prepareFiles(w, act, ips); err != nil {
+		return err
+	}
 	id, err := s.Runtime.CreateContainer(ctx, sb.ID, cfg, sandboxCfg)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
