@@ -22,11 +22,14 @@ type StatusStage struct {
 	// admission share is released.
 	OnFinished func(uid types.UID)
 	Log        *slog.Logger
+
+	messages terminationMessages
 }
 
 func (s *StatusStage) Handle(w *Work) Outcome {
 	if w.Removed {
 		s.Store.Delete(w.UID)
+		s.messages.forget(w.UID)
 		s.log().Info("pod removed", "pod", w.PodName(), "uid", w.UID)
 		return Next()
 	}
@@ -36,6 +39,7 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 	st := PodStatus(StatusInput{
 		Pod: w.Pod, Runtime: rt, Sync: w.Sync, Node: s.Node,
 		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
+		Messages: s.messages.of(s.Node, w.Pod, rt),
 	})
 	s.Store.Set(w.Pod, st)
 	observeExits(w.Sync, rt, time.Now(), prev != nil)

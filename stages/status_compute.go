@@ -10,6 +10,7 @@ import (
 
 	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // StatusInput is everything a pod's status is computed from.
@@ -22,6 +23,9 @@ type StatusInput struct {
 	Now         time.Time
 	// Prev is the status last published, nil at first.
 	Prev *v1.PodStatus
+	// Messages are the termination messages of exited container
+	// instances by container ID, as their files gave them.
+	Messages map[string]string
 }
 
 // PodStatus computes a pod's API status. It is a pure function of its
@@ -51,7 +55,7 @@ func PodStatus(in StatusInput) v1.PodStatus {
 	var incomplete []string
 	for i := range pod.Spec.InitContainers {
 		spec := &pod.Spec.InitContainers[i]
-		cs := containerStatus(spec, rt, in.Sync.Waiting, "PodInitializing", in.RuntimeName)
+		cs := containerStatus(spec, rt, in.Sync.Waiting, "PodInitializing", in.RuntimeName, in.Messages)
 		if t := cs.State.Terminated; t == nil || t.ExitCode != 0 {
 			initDone = false
 			incomplete = append(incomplete, spec.Name)
@@ -68,12 +72,14 @@ func PodStatus(in StatusInput) v1.PodStatus {
 	var unready []string
 	for i := range pod.Spec.Containers {
 		spec := &pod.Spec.Containers[i]
-		cs := containerStatus(spec, rt, in.Sync.Waiting, appWait, in.RuntimeName)
+		cs := containerStatus(spec, rt, in.Sync.Waiting, appWait, in.RuntimeName, in.Messages)
 		if !cs.Ready {
 			unready = append(unready, spec.Name)
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
+
+	limitMessages(&st, podspec.MessageBudget(pod))
 
 	st.Phase = podPhase(pod, st.InitContainerStatuses, st.ContainerStatuses, initDone)
 	if deadlineEnded(pod, rt, st.StartTime.Time, in.Now, st.Phase) {

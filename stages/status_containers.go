@@ -8,8 +8,9 @@ import (
 )
 
 // containerStatus builds one container's API status from its newest
-// instance, the one before it, and why it waits (if it does).
-func containerStatus(spec *v1.Container, rt *pleg.Pod, waiting map[string]Waiting, defaultWait, runtimeName string) v1.ContainerStatus {
+// instance, the one before it, why it waits (if it does) and the
+// termination messages by container ID.
+func containerStatus(spec *v1.Container, rt *pleg.Pod, waiting map[string]Waiting, defaultWait, runtimeName string, msgs map[string]string) v1.ContainerStatus {
 	st := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	cur := rt.Latest(spec.Name)
 	if cur == nil {
@@ -26,7 +27,7 @@ func containerStatus(spec *v1.Container, rt *pleg.Pod, waiting map[string]Waitin
 		st.Ready = true
 		started = true
 	case pleg.ContainerExited:
-		term := terminatedState(cur, runtimeName)
+		term := terminatedState(cur, runtimeName, msgs[cur.ID])
 		if w, ok := waiting[spec.Name]; ok {
 			// Waiting to restart: the exit becomes the last state.
 			st.State.Waiting = &v1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}
@@ -39,7 +40,7 @@ func containerStatus(spec *v1.Container, rt *pleg.Pod, waiting map[string]Waitin
 	}
 	st.Started = &started
 	if prev := rt.Previous(cur); prev != nil && prev.State == pleg.ContainerExited {
-		st.LastTerminationState.Terminated = terminatedState(prev, runtimeName)
+		st.LastTerminationState.Terminated = terminatedState(prev, runtimeName, msgs[prev.ID])
 	}
 	return st
 }
@@ -51,7 +52,9 @@ func waitingState(waiting map[string]Waiting, name, def string) *v1.ContainerSta
 	return &v1.ContainerStateWaiting{Reason: def}
 }
 
-func terminatedState(c *pleg.Container, runtimeName string) *v1.ContainerStateTerminated {
+// terminatedState is an exited instance's state. Its message is the
+// runtime's, then what the container left as its termination message.
+func terminatedState(c *pleg.Container, runtimeName, termination string) *v1.ContainerStateTerminated {
 	reason := c.Reason
 	if reason == "" {
 		reason = "Error"
@@ -59,10 +62,17 @@ func terminatedState(c *pleg.Container, runtimeName string) *v1.ContainerStateTe
 			reason = "Completed"
 		}
 	}
+	msg := c.Message
+	if termination != "" {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += termination
+	}
 	return &v1.ContainerStateTerminated{
 		ExitCode:    c.ExitCode,
 		Reason:      reason,
-		Message:     c.Message,
+		Message:     msg,
 		StartedAt:   metav1.NewTime(c.StartedAt),
 		FinishedAt:  metav1.NewTime(c.FinishedAt),
 		ContainerID: runtimeName + "://" + c.ID,
@@ -124,4 +134,20 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, initDone
 		return v1.PodRunning
 	}
 	return v1.PodPending
+}
+
+// limitMessages cuts each termination message in the statuses to the
+// pod's per-container budget, keeping its start.
+func limitMessages(st *v1.PodStatus, budget int) {
+	cut := func(t *v1.ContainerStateTerminated) {
+		if t != nil && len(t.Message) > budget {
+			t.Message = t.Message[:budget]
+		}
+	}
+	for _, list := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range list {
+			cut(list[i].State.Terminated)
+			cut(list[i].LastTerminationState.Terminated)
+		}
+	}
 }
