@@ -74,6 +74,9 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	if !plan.Create {
 		return Next()
 	}
+	if err := s.checkHostname(pod); err != nil {
+		return Fail(err)
+	}
 	cfg := podspec.SandboxConfig(pod, plan.Attempt, s.Node)
 	if parent := cfg.GetLinux().GetCgroupParent(); parent != "" && s.Limits != nil {
 		if err := s.Limits.EnsurePod(parent, cgroupfs.PodResources(pod)); err != nil {
