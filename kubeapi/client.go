@@ -1,7 +1,8 @@
 // Package kubeapi builds podline's connections to the API server. It owns
 // the kubeconfig and the client-side rate limits (--kube-api-qps,
-// --kube-api-burst, --event-qps, --event-burst), and the Services cache;
-// it holds no state about pods or nodes.
+// --kube-api-burst, --event-qps, --event-burst), the Services cache and
+// the watched configMaps and secrets (Objects); it holds no state about
+// pods or nodes.
 package kubeapi
 
 import (
