@@ -81,6 +81,20 @@ func ResourceFieldValue(pod *v1.Pod, c *v1.Container, ref *v1.ResourceFieldSelec
 	return strconv.FormatInt(ceilDiv(q.Value(), divisor.Value()), 10), nil
 }
 
+// NamedResourceFieldValue resolves ref for the container it names, as a
+// downwardAPI volume item reads it: a volume belongs to no container, so
+// the name is required, as the API server requires it there.
+func NamedResourceFieldValue(pod *v1.Pod, ref *v1.ResourceFieldSelector, allocatable v1.ResourceList) (string, error) {
+	if ref.ContainerName == "" {
+		return "", fmt.Errorf("resourceFieldRef %q names no container", ref.Resource)
+	}
+	c := findContainer(pod, ref.ContainerName)
+	if c == nil {
+		return "", fmt.Errorf("resourceFieldRef %q: no container %q in the pod", ref.Resource, ref.ContainerName)
+	}
+	return ResourceFieldValue(pod, c, ref, allocatable)
+}
+
 func limitOf(pod *v1.Pod, c *v1.Container, name v1.ResourceName, allocatable v1.ResourceList) resource.Quantity {
 	if q, ok := c.Resources.Limits[name]; ok || isHugePages(name) {
 		return q

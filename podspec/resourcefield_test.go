@@ -110,3 +110,29 @@ func TestResourceFields(t *testing.T) {
 		}
 	}
 }
+
+// A volume item names its container: an init container's resources are
+// read too, and a missing or unknown name is an error, not this pod's
+// first container.
+func TestNamedResourceFieldValue(t *testing.T) {
+	pod := &v1.Pod{Spec: v1.PodSpec{
+		InitContainers: []v1.Container{{Name: "init", Resources: v1.ResourceRequirements{Limits: resourceList("memory", "32Mi")}}},
+		Containers:     []v1.Container{{Name: "app"}},
+	}}
+	f := func(container, field, want, wantErr string) {
+		t.Helper()
+		r := ref(field, "1Mi")
+		r.ContainerName = container
+		got, err := NamedResourceFieldValue(pod, r, nodeAllocatable)
+		switch {
+		case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+			t.Errorf("%s %s: %q, %v; want an error containing %q", container, field, got, err, wantErr)
+		case wantErr == "" && (err != nil || got != want):
+			t.Errorf("%s %s: %q, %v; want %q", container, field, got, err, want)
+		}
+	}
+	f("init", "limits.memory", "32", "")
+	f("app", "limits.memory", "8192", "") // unset: the node's allocatable
+	f("", "limits.memory", "", "names no container")
+	f("sidecar", "limits.memory", "", `no container "sidecar"`)
+}
