@@ -6,14 +6,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
-func TestFieldValue(t *testing.T) {
+func TestDownwardFieldValue(t *testing.T) {
 	pod := testPod()
 	f := func(path, want string) {
 		t.Helper()
-		got, err := fieldValue(pod, path)
+		it := &v1.DownwardAPIVolumeFile{Path: "f", FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}
+		got, err := downwardValue(pod, it, nil)
 		if err != nil || got != want {
 			t.Fatalf("%s = %q, %v; want %q", path, got, err, want)
 		}
@@ -27,33 +27,41 @@ func TestFieldValue(t *testing.T) {
 	f("metadata.annotations['note']", "say \"hi\"\n")
 	f("metadata.labels['absent']", "")
 
-	for _, bad := range []string{"status.podIP", "metadata.labels[tier]", "metadata.labels['']", "spec.nodeName"} {
-		if _, err := fieldValue(pod, bad); err == nil {
-			t.Fatalf("%s: no error", bad)
-		}
+	bad := func(path string, class error) {
+		t.Helper()
+		it := &v1.DownwardAPIVolumeFile{Path: "f", FieldRef: &v1.ObjectFieldSelector{FieldPath: path}}
+		_, err := downwardValue(pod, it, nil)
+		wantErr(t, err, class, "")
 	}
+	// The API server allows these in environment variables only.
+	bad("status.podIP", ErrUnsupported)
+	bad("spec.nodeName", ErrUnsupported)
+	bad("metadata.labels[tier]", ErrUnsupported)
+	bad("metadata.labels['a b']", ErrInvalid)
 }
 
-func TestResourceValue(t *testing.T) {
+func TestDownwardResourceValue(t *testing.T) {
 	pod := testPod()
 	pod.Spec.Containers[0].Resources = v1.ResourceRequirements{
 		Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("1500m"), v1.ResourceMemory: resource.MustParse("256Mi")},
 		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")},
 	}
 	pod.Spec.InitContainers = []v1.Container{{Name: "init"}}
-	s := New(fake.NewClientset(), v1.ResourceList{
+	allocatable := v1.ResourceList{
 		v1.ResourceCPU:              resource.MustParse("4"),
 		v1.ResourceMemory:           resource.MustParse("8Gi"),
 		v1.ResourceEphemeralStorage: resource.MustParse("10G"),
-	})
-	f := func(container, res, divisor, want string) {
-		t.Helper()
+	}
+	value := func(alloc v1.ResourceList, container, res, divisor string) (string, error) {
 		ref := &v1.ResourceFieldSelector{ContainerName: container, Resource: res}
 		if divisor != "" {
 			ref.Divisor = resource.MustParse(divisor)
 		}
-		got, err := s.resourceValue(pod, ref)
-		if err != nil || got != want {
+		return downwardValue(pod, &v1.DownwardAPIVolumeFile{Path: "f", ResourceFieldRef: ref}, alloc)
+	}
+	f := func(container, res, divisor, want string) {
+		t.Helper()
+		if got, err := value(allocatable, container, res, divisor); err != nil || got != want {
 			t.Fatalf("%s %s /%s = %q, %v; want %q", container, res, divisor, got, err, want)
 		}
 	}
@@ -68,29 +76,36 @@ func TestResourceValue(t *testing.T) {
 	f("app", "limits.ephemeral-storage", "1G", "10")
 	f("init", "limits.cpu", "", "4")
 	f("init", "limits.memory", "1Gi", "8")
+	// Hugepages are never overcommitted: no limit is none, not the node's.
+	f("app", "limits.hugepages-2Mi", "", "0")
 
 	// A pod-level limit comes before the node's allocatable.
 	pod.Spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceMemory: resource.MustParse("1Gi")}}
 	f("init", "limits.memory", "1Mi", "1024")
+	// An allocatable podline does not know reads 0, as in environments.
+	if got, err := value(nil, "init", "limits.cpu", ""); err != nil || got != "0" {
+		t.Fatalf("unknown allocatable: %q, %v; want 0", got, err)
+	}
 
-	bad := func(container, res string, class error) {
+	bad := func(container, res, divisor string, class error, mention string) {
 		t.Helper()
-		_, err := s.resourceValue(pod, &v1.ResourceFieldSelector{ContainerName: container, Resource: res})
-		wantErr(t, err, class, "")
+		_, err := value(allocatable, container, res, divisor)
+		wantErr(t, err, class, mention)
 	}
-	bad("sidecar", "limits.cpu", ErrInvalid)
-	bad("app", "limits.gpu", ErrUnsupported)
-	bad("app", "cpu", ErrUnsupported)
-	noNode := New(fake.NewClientset(), nil)
-	if _, err := noNode.resourceValue(pod, &v1.ResourceFieldSelector{ContainerName: "init", Resource: "limits.cpu"}); err == nil {
-		t.Fatal("an unset limit with no node allocatable gave no error")
-	}
+	bad("sidecar", "limits.cpu", "", ErrInvalid, `no container "sidecar"`)
+	bad("", "limits.cpu", "", ErrInvalid, "names no container")
+	bad("app", "limits.gpu", "", ErrUnsupported, "limits.gpu")
+	bad("app", "cpu", "", ErrUnsupported, "cpu")
+	bad("app", "limits.memory", "3", ErrInvalid, "divisor")
+	bad("app", "limits.cpu", "1Mi", ErrInvalid, "divisor")
 }
 
+// Without an API server (a standalone node) a downwardAPI volume is
+// written all the same, from the pod alone.
 func TestDownwardAPIVolume(t *testing.T) {
 	pod := testPod()
 	pod.Spec.Containers[0].Resources.Limits = v1.ResourceList{v1.ResourceMemory: resource.MustParse("64Mi")}
-	s := New(fake.NewClientset(), nil)
+	s := New(nil, v1.ResourceList{v1.ResourceCPU: resource.MustParse("3")})
 	dir := volumeDir(t)
 	vol := &v1.Volume{Name: "podinfo", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
 		DefaultMode: ptr[int32](0o444),
@@ -98,6 +113,7 @@ func TestDownwardAPIVolume(t *testing.T) {
 			{Path: "name", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}},
 			{Path: "meta/labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}, Mode: ptr[int32](0o400)},
 			{Path: "mem_mi", ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}},
+			{Path: "cpu", ResourceFieldRef: &v1.ResourceFieldSelector{ContainerName: "app", Resource: "limits.cpu"}},
 		},
 	}}}
 	if err := s.SetUp(context.Background(), pod, vol, dir); err != nil {
@@ -108,6 +124,7 @@ func TestDownwardAPIVolume(t *testing.T) {
 		"name":        {data: []byte("web-1"), mode: 0o444},
 		"meta/labels": {data: []byte("app=\"web\"\ntier=\"front\""), mode: 0o400},
 		"mem_mi":      {data: []byte("64"), mode: 0o444},
+		"cpu":         {data: []byte("3"), mode: 0o444}, // no limit: the node's allocatable
 	}
 	if len(got) != len(want) {
 		t.Fatalf("volume holds %v", got)
@@ -121,12 +138,50 @@ func TestDownwardAPIVolume(t *testing.T) {
 		t.Fatal("a downwardAPI volume got a tmpfs; only secrets and projected volumes do")
 	}
 
-	// Relabelling the pod changes the file on the next setup.
-	pod.Labels["tier"] = "back"
-	if err := s.SetUp(context.Background(), pod, vol, dir); err != nil {
+	// What needs the API server says so.
+	cfg := &v1.Volume{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "c"}}}}
+	wantErr(t, s.SetUp(context.Background(), pod, cfg, volumeDir(t)), ErrNoAPIServer, `configMap "c"`)
+}
+
+// A relabelled pod is stale until its downward API volume is written with
+// the new labels; a change to what no item reads is not a change.
+func TestDownwardAPIVolumeFollowsThePod(t *testing.T) {
+	ctx := context.Background()
+	pod := testPod()
+	s := New(nil, nil)
+	dir := volumeDir(t)
+	vol := v1.Volume{Name: "podinfo", VolumeSource: v1.VolumeSource{DownwardAPI: &v1.DownwardAPIVolumeSource{
+		Items: []v1.DownwardAPIVolumeFile{
+			{Path: "labels", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+		},
+	}}}
+	pod.Spec.Volumes = []v1.Volume{vol}
+	if err := s.SetUp(ctx, pod, &vol, dir); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(t, dir)["meta/labels"]; got != "app=\"web\"\ntier=\"back\"" {
+	if _, stale := s.Stale(pod); stale {
+		t.Fatal("stale right after setup")
+	}
+	relabelled := pod.DeepCopy()
+	relabelled.Labels["tier"] = "back"
+	mark, stale := s.Stale(relabelled)
+	if !stale {
+		t.Fatal("a label change did not make the volume stale")
+	}
+	if err := s.SetUp(ctx, relabelled, &vol, dir); err != nil {
+		t.Fatal(err)
+	}
+	s.Refreshed(relabelled.UID, mark)
+	if got := contents(t, dir)["labels"]; got != "app=\"web\"\ntier=\"back\"" {
 		t.Fatalf("labels after relabel: %q", got)
+	}
+	annotated := relabelled.DeepCopy()
+	annotated.Annotations["other"] = "x"
+	if _, stale := s.Stale(annotated); stale {
+		t.Fatal("an annotation no item reads made the volume stale")
+	}
+	s.Release(pod.UID)
+	if _, stale := s.Stale(relabelled); stale {
+		t.Fatal("a released pod is stale")
 	}
 }

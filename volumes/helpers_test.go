@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -196,4 +199,86 @@ func modeOf(t *testing.T, path string) fs.FileMode {
 		t.Fatal(err)
 	}
 	return fi.Mode()
+}
+
+// startSource is New with Run going until the end of the test, so the
+// watches it opens close with it.
+func startSource(t *testing.T, client kubernetes.Interface, allocatable v1.ResourceList) *Source {
+	t.Helper()
+	s := New(client, allocatable)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return s
+}
+
+// apiReads counts the requests that read objects: get, list and watch.
+func apiReads(cs *fake.Clientset) int {
+	n := 0
+	for _, a := range cs.Actions() {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+			n++
+		}
+	}
+	return n
+}
+
+// waitWatches waits until n watches of resource were opened: a fake
+// clientset delivers no event to a watch not yet open.
+func waitWatches(t *testing.T, cs *fake.Clientset, resource string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := 0
+		for _, a := range cs.Actions() {
+			if a.GetVerb() == "watch" && a.GetResource().Resource == resource {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d watches of %s opened, want %d", got, resource, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// staleLog collects the pods a source asks passes for.
+type staleLog struct {
+	mu   sync.Mutex
+	uids []types.UID
+}
+
+func (l *staleLog) add(uid types.UID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.uids = append(l.uids, uid)
+}
+
+// wait returns the pods asked for once there are n of them.
+func (l *staleLog) wait(t *testing.T, n int) []types.UID {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		got := append([]types.UID(nil), l.uids...)
+		l.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d passes asked for, want %d: %v", len(got), n, got)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (l *staleLog) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.uids)
 }

@@ -50,4 +50,24 @@ var (
 	}
 	tokenRequestsOK     = metrics.NewCounter(`podline_volume_token_requests_total{result="ok"}`)
 	tokenRequestsFailed = metrics.NewCounter(`podline_volume_token_requests_total{result="error"}`)
+	// trackedPods are the pods whose content volumes are kept current.
+	trackedPods = metrics.NewGauge(`podline_volume_tracked_pods`, nil)
 )
+
+// refreshTrigger is why a pod's content volumes are written again.
+type refreshTrigger int
+
+const (
+	triggerObject   refreshTrigger = iota // a configMap or secret changed
+	triggerToken                          // a token fell due
+	triggerMetadata                       // a label, annotation or resource changed
+	numTriggers
+)
+
+// refreshTriggers counts pods made stale, per cause; what was written
+// then shows in podline_volume_setups_total.
+var refreshTriggers = [numTriggers]*metrics.Counter{
+	triggerObject:   metrics.NewCounter(`podline_volume_refresh_triggers_total{reason="object"}`),
+	triggerToken:    metrics.NewCounter(`podline_volume_refresh_triggers_total{reason="token"}`),
+	triggerMetadata: metrics.NewCounter(`podline_volume_refresh_triggers_total{reason="metadata"}`),
+}

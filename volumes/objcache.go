@@ -4,20 +4,22 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/podline/podline/kubeapi"
 )
 
-// objectTTL is how long one read of a configMap or secret serves others.
-// Pods that start together in a namespace all read the same objects (every
-// service account volume reads its kube-root-ca.crt): at 1,000 pods one
-// read each would be 1,000 requests under the node's API rate limit. A few
-// seconds coalesce such a burst into a handful of reads, and a pod never
-// starts with content older than that.
+// objectTTL is how long one read of a configMap or secret that no volume
+// watches serves the environment of other containers. Containers that start
+// together read the same objects: at 1,000 of them one read each would be
+// 1,000 requests under the node's API rate limit. A few seconds coalesce
+// such a burst into a handful of reads, and a container never starts with
+// content older than that.
 const objectTTL = 5 * time.Second
 
 // maxCachedObjects bounds the cache; beyond it expired entries are dropped.
 const maxCachedObjects = 4096
 
-type objectKey struct{ kind, namespace, name string }
+type objectKey = kubeapi.ObjectRef
 
 // cachedObject is one read: while done is open it is in flight, and
 // readers of the same object wait for it instead of reading again.

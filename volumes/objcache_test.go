@@ -17,10 +17,10 @@ func TestObjectReadsAreCoalesced(t *testing.T) {
 	ctx := context.Background()
 	cs := fake.NewClientset(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "kube-root-ca.crt"},
 		Data: map[string]string{"ca.crt": "CA"}})
-	s := New(cs, nil)
+	s := startSource(t, cs, nil)
 	clock := time.Now()
 	var mu sync.Mutex
-	s.objects.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	s.reads.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	gets := func() int {
 		n := 0
 		for _, a := range cs.Actions() {

@@ -1,8 +1,6 @@
 package volumes
 
 import (
-	"time"
-
 	"context"
 	"testing"
 
@@ -23,7 +21,7 @@ func TestConfigMapVolume(t *testing.T) {
 	cs := fake.NewClientset(configMap("shop", "cfg",
 		map[string]string{"app.yaml": "port: 80", "level": "info"},
 		map[string][]byte{"blob": {0, 1, 2}}))
-	s := New(cs, nil)
+	s := startSource(t, cs, nil)
 
 	f := func(src v1.ConfigMapVolumeSource, want map[string]file) {
 		t.Helper()
@@ -74,7 +72,7 @@ func TestConfigMapVolume(t *testing.T) {
 func TestConfigMapVolumeErrors(t *testing.T) {
 	ctx := context.Background()
 	pod := testPod()
-	s := New(fake.NewClientset(configMap("shop", "cfg", map[string]string{"a": "1"}, nil)), nil)
+	s := startSource(t, fake.NewClientset(configMap("shop", "cfg", map[string]string{"a": "1"}, nil)), nil)
 	f := func(src v1.ConfigMapVolumeSource, class error, mention string) {
 		t.Helper()
 		dir := volumeDir(t)
@@ -92,20 +90,25 @@ func TestConfigMapVolumeErrors(t *testing.T) {
 		ErrInvalid, `"../a"`)
 }
 
+// A configMap volume follows its object: a change reaches the pod as a
+// request for a pass, Stale says so, and the next setup switches the new
+// content in with one "..data" swap.
 func TestConfigMapVolumeUpdate(t *testing.T) {
 	ctx := context.Background()
 	pod := testPod()
 	cs := fake.NewClientset(configMap("shop", "cfg", map[string]string{"a": "1", "b": "2"}, nil))
-	s := New(cs, nil)
-	clock := time.Now()
-	s.objects.now = func() time.Time { return clock }
+	s := startSource(t, cs, nil)
+	passes := &staleLog{}
+	s.OnStale(passes.add)
 	dir := volumeDir(t)
 	vol := &v1.Volume{Name: "config", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 		LocalObjectReference: v1.LocalObjectReference{Name: "cfg"},
 	}}}
+	mark, _ := s.Stale(pod)
 	if err := s.SetUp(ctx, pod, vol, dir); err != nil {
 		t.Fatal(err)
 	}
+	s.Refreshed(pod.UID, mark)
 	first := dataTarget(t, dir)
 	if err := s.SetUp(ctx, pod, vol, dir); err != nil {
 		t.Fatal(err)
@@ -113,24 +116,33 @@ func TestConfigMapVolumeUpdate(t *testing.T) {
 	if again := dataTarget(t, dir); again != first {
 		t.Fatalf("unchanged ConfigMap rewrote the volume: %s -> %s", first, again)
 	}
+	if _, stale := s.Stale(pod); stale {
+		t.Fatal("stale before anything changed")
+	}
+
+	waitWatches(t, cs, "configmaps", 1)
 	if _, err := cs.CoreV1().ConfigMaps("shop").Update(ctx, configMap("shop", "cfg", map[string]string{"a": "1b", "c": "3"}, nil), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if got := passes.wait(t, 1); got[0] != pod.UID {
+		t.Fatalf("passes asked for %v, want %s", got, pod.UID)
+	}
+	mark, stale := s.Stale(pod)
+	if !stale {
+		t.Fatal("not stale after its configMap changed")
+	}
 	if err := s.SetUp(ctx, pod, vol, dir); err != nil {
 		t.Fatal(err)
 	}
-	if got := contents(t, dir); got["a"] != "1" {
-		t.Fatalf("within %s of the last read the volume holds %v, want the read's content", objectTTL, got)
-	}
-	clock = clock.Add(objectTTL)
-	if err := s.SetUp(ctx, pod, vol, dir); err != nil {
-		t.Fatal(err)
-	}
+	s.Refreshed(pod.UID, mark)
 	if got := contents(t, dir); len(got) != 2 || got["a"] != "1b" || got["c"] != "3" {
 		t.Fatalf("after update the volume holds %v", got)
 	}
 	if dirs := hiddenDirs(t, dir); len(dirs) != 1 || dirs[0] == first {
 		t.Fatalf("data directories after update: %v (first was %s)", dirs, first)
+	}
+	if _, stale := s.Stale(pod); stale {
+		t.Fatal("still stale after the refresh")
 	}
 }
 
@@ -142,7 +154,7 @@ func TestSecretVolume(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"},
 		Data:       map[string][]byte{"password": []byte("hunter2"), "user": []byte("app")},
 	})
-	s := New(cs, nil)
+	s := startSource(t, cs, nil)
 	dir := volumeDir(t)
 	vol := &v1.Volume{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{
 		SecretName: "db", DefaultMode: ptr[int32](0o400),
@@ -168,7 +180,7 @@ func TestSecretVolume(t *testing.T) {
 }
 
 func TestSetUpRejectsOtherVolumes(t *testing.T) {
-	s := New(fake.NewClientset(), nil)
+	s := startSource(t, fake.NewClientset(), nil)
 	vol := &v1.Volume{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}
 	wantErr(t, s.SetUp(context.Background(), testPod(), vol, volumeDir(t)), ErrUnsupported, `"scratch"`)
 	if Handles(vol) {

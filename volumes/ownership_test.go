@@ -27,7 +27,7 @@ func TestVolumeOwnership(t *testing.T) {
 		&v1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Data: map[string][]byte{"password": []byte("hunter2")}},
 	)
 	(&tokenIssuer{now: time.Now}).install(cs)
-	s := New(cs, nil)
+	s := startSource(t, cs, nil)
 
 	const reader = 1000
 	// f sets vol up for a pod with security context sc and checks want
@@ -195,7 +195,7 @@ func TestTokenOwner(t *testing.T) {
 // symlink given to it.
 func TestFSGroupChangePolicyIgnored(t *testing.T) {
 	ctx := context.Background()
-	s := New(fake.NewClientset(configMap("shop", "cfg", map[string]string{"a": "1"}, nil)), nil)
+	s := startSource(t, fake.NewClientset(configMap("shop", "cfg", map[string]string{"a": "1"}, nil)), nil)
 	vol := &v1.Volume{Name: "v", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}}}}
 	dir := volumeDir(t)
 	if err := s.SetUp(ctx, testPod(), vol, dir); err != nil {

@@ -18,9 +18,9 @@ func (s *Source) projectedPayload(ctx context.Context, pod *v1.Pod, src *v1.Proj
 		var err error
 		switch {
 		case p.ConfigMap != nil:
-			err = s.projectConfigMap(ctx, pl, pod, p.ConfigMap, src.DefaultMode)
+			err = s.projectObject(ctx, pl, pod, configMapRef(pod.Namespace, p.ConfigMap.Name), p.ConfigMap.Items, src.DefaultMode, isTrue(p.ConfigMap.Optional))
 		case p.Secret != nil:
-			err = s.projectSecret(ctx, pl, pod, p.Secret, src.DefaultMode)
+			err = s.projectObject(ctx, pl, pod, secretRef(pod.Namespace, p.Secret.Name), p.Secret.Items, src.DefaultMode, isTrue(p.Secret.Optional))
 		case p.DownwardAPI != nil:
 			err = s.downwardPayload(pl, pod, p.DownwardAPI.Items, src.DefaultMode)
 		case p.ServiceAccountToken != nil:
@@ -37,24 +37,6 @@ func (s *Source) projectedPayload(ctx context.Context, pod *v1.Pod, src *v1.Proj
 		}
 	}
 	return pl, nil
-}
-
-func (s *Source) projectConfigMap(ctx context.Context, pl payload, pod *v1.Pod, p *v1.ConfigMapProjection, defaultMode *int32) error {
-	optional := isTrue(p.Optional)
-	data, what, found, err := s.configMapData(ctx, pod.Namespace, p.Name, optional)
-	if err != nil || !found {
-		return err
-	}
-	return project(pl, what, data, p.Items, defaultMode, optional)
-}
-
-func (s *Source) projectSecret(ctx context.Context, pl payload, pod *v1.Pod, p *v1.SecretProjection, defaultMode *int32) error {
-	optional := isTrue(p.Optional)
-	data, what, found, err := s.secretData(ctx, pod.Namespace, p.Name, optional)
-	if err != nil || !found {
-		return err
-	}
-	return project(pl, what, data, p.Items, defaultMode, optional)
 }
 
 func (s *Source) projectToken(ctx context.Context, pl payload, pod *v1.Pod, p *v1.ServiceAccountTokenProjection, defaultMode *int32, dir string) error {

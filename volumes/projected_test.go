@@ -58,7 +58,7 @@ func projectedSource(t *testing.T, objs ...*v1.ConfigMap) (*Source, *tokenIssuer
 	}
 	ti := &tokenIssuer{now: clk.now}
 	ti.install(cs)
-	s := New(cs, nil)
+	s := startSource(t, cs, nil)
 	s.now = clk.now
 	return s, ti, clk
 }

@@ -3,30 +3,79 @@ package volumes
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/podline/podline/internal/delay"
+	"github.com/podline/podline/kubeapi"
 )
 
-// Source fills configMap, secret, downwardAPI and projected volumes from
-// the API server; it is the volume stage's stages.ContentSource. Between
-// calls it keeps only a few seconds of configMap and secret reads (and a
-// token already in the volume), and it is safe for concurrent use on
-// different directories.
+// Source fills configMap, secret, downwardAPI and projected volumes and
+// keeps them current; it is the volume stage's stages.ContentSource. It
+// is safe for concurrent use on different pods.
 type Source struct {
-	client      kubernetes.Interface
+	client      kubernetes.Interface // nil without an API server
 	allocatable v1.ResourceList
 	now         func() time.Time
-	objects     *objectCache
+	// objects watches what volumes show; reads caches what only
+	// environments read. Both are nil without an API server.
+	objects *kubeapi.Objects
+	reads   *objectCache
+	// timers holds one token timer per pod; tokenQueue runs it.
+	timers     timerQueue
+	tokenQueue *delay.Queue[types.UID]
+	notify     func(types.UID)
+
+	mu    sync.Mutex
+	pods  map[types.UID]*podContent
+	users map[kubeapi.ObjectRef]map[types.UID]struct{}
+}
+
+// timerQueue is the part of delay.Queue the token timers use.
+type timerQueue interface {
+	After(key types.UID, d time.Duration)
+	Cancel(key types.UID)
 }
 
 // New returns a Source that reads objects and requests tokens through
-// client. allocatable is the node's: a resourceFieldRef limit that the
-// container and pod leave unset reads as the node's allocatable. The map
-// is kept, not copied, and must not change afterwards.
+// client; with a nil client (no API server) it fills downwardAPI volumes
+// and projections of downward API fields alone, and fails the others.
+// allocatable is the node's: a resourceFieldRef limit that the container
+// and pod leave unset reads as the node's allocatable. The map is kept,
+// not copied, and must not change afterwards.
 func New(client kubernetes.Interface, allocatable v1.ResourceList) *Source {
-	return &Source{client: client, allocatable: allocatable, now: time.Now, objects: newObjectCache(time.Now)}
+	s := &Source{
+		client: client, allocatable: allocatable, now: time.Now,
+		notify: func(types.UID) {},
+		pods:   map[types.UID]*podContent{},
+		users:  map[kubeapi.ObjectRef]map[types.UID]struct{}{},
+	}
+	if client != nil {
+		s.objects = kubeapi.NewObjects(client, s.objectChanged)
+		s.reads = newObjectCache(time.Now)
+	}
+	s.tokenQueue = delay.New(s.tokenDue)
+	s.timers = s.tokenQueue
+	return s
+}
+
+// OnStale sets what is called when a pod's content volumes fall stale:
+// it must start a sync pass of the pod (whose volume stage then asks
+// Stale). Set it before the first SetUp.
+func (s *Source) OnStale(fn func(uid types.UID)) { s.notify = fn }
+
+// Run runs the token timers and keeps the watches open until ctx ends.
+func (s *Source) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if s.objects != nil {
+		wg.Go(func() { s.objects.Run(ctx) })
+	}
+	s.tokenQueue.Run(ctx)
+	wg.Wait()
 }
 
 // Handles reports whether vol is a volume Source fills.
@@ -39,11 +88,16 @@ func Handles(vol *v1.Volume) bool {
 // tmpfs mounted on dir first. Unchanged content leaves dir as it is; new
 // content replaces the old in one atomic step. A missing object or key
 // that the volume marks optional is no error: its files are left out.
+// From the first SetUp of a pod until Release, the objects its volumes
+// show are watched and its tokens timed, and a change makes it Stale.
 func (s *Source) SetUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, dir string) error {
 	kind, ok := kindOf(vol)
 	if !ok {
 		return fmt.Errorf("%w: volume %q is not a configMap, secret, downwardAPI or projected volume", ErrUnsupported, vol.Name)
 	}
+	// Taken before the files are resolved: a label that changes while
+	// they are written leaves the record behind, so the pod stays stale.
+	digest, hasDownward := downwardDigest(pod, vol, s.allocatable)
 	changed, err := s.setUp(ctx, kind, pod, vol, dir)
 	switch {
 	case err != nil:
@@ -52,6 +106,9 @@ func (s *Source) SetUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, dir str
 		setupsTotal[kind][resultWritten].Inc()
 	default:
 		setupsTotal[kind][resultUnchanged].Inc()
+	}
+	if err == nil {
+		s.wrote(pod, vol, digest, hasDownward)
 	}
 	return err
 }
