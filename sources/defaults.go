@@ -158,8 +158,24 @@ func defaultVolume(src *v1.VolumeSource) {
 		mode(&src.ConfigMap.DefaultMode, v1.ConfigMapVolumeSourceDefaultMode)
 	case src.DownwardAPI != nil:
 		mode(&src.DownwardAPI.DefaultMode, v1.DownwardAPIVolumeSourceDefaultMode)
+		defaultDownwardItems(src.DownwardAPI.Items)
 	case src.Projected != nil:
 		mode(&src.Projected.DefaultMode, v1.ProjectedVolumeSourceDefaultMode)
+		for _, s := range src.Projected.Sources {
+			if s.DownwardAPI != nil {
+				defaultDownwardItems(s.DownwardAPI.Items)
+			}
+		}
+	}
+}
+
+// defaultDownwardItems: a fieldRef's apiVersion defaults to v1, in volumes
+// as in environment variables.
+func defaultDownwardItems(items []v1.DownwardAPIVolumeFile) {
+	for i := range items {
+		if r := items[i].FieldRef; r != nil && r.APIVersion == "" {
+			r.APIVersion = "v1"
+		}
 	}
 }
 

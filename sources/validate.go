@@ -172,7 +172,7 @@ func validateVolumeSource(src *v1.VolumeSource, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(p.Child("emptyDir", "sizeLimit"), ed.SizeLimit.String(), "must be greater than or equal to 0"))
 		}
 	}
-	return errs
+	return append(errs, validateDownwardVolumes(src, p)...)
 }
 
 // countVolumeSources counts the set members of a VolumeSource. Every member
