@@ -26,7 +26,7 @@ func TestSubPathPrepareRefusesEscape(t *testing.T) {
 		p.Spec.Volumes = []v1.Volume{{Name: "scratch", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
 	})
 	vol, _ := podspec.VolumeHostPath(node, pod, &pod.Spec.Volumes[0])
-	if err := setupEmptyDir(vol, &v1.EmptyDirVolumeSource{}); err != nil {
+	if err := setupEmptyDir(vol, filepath.Join(root, "ready"), &v1.EmptyDirVolumeSource{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	os.Symlink("/", filepath.Join(vol, "root"))

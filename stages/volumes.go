@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/internal/poduid"
-	"github.com/podline/podline/internal/tmpfs"
 	"github.com/podline/podline/podspec"
 )
 
@@ -74,30 +73,11 @@ func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) er
 			err = s.Content.SetUp(ctx, pod, vol, path)
 		}
 	case vol.EmptyDir != nil:
-		err = setupEmptyDir(path, vol.EmptyDir)
+		err = setupEmptyDir(path, s.emptyDirMarker(pod, vol), vol.EmptyDir, fsGroupOf(pod))
 	case vol.HostPath != nil:
 		err = checkHostPath(path, vol.HostPath.Type)
 	}
 	return err
-}
-
-// setupEmptyDir makes the directory, world-writable as Kubernetes makes it
-// so any container user can write, and mounts a tmpfs for medium Memory.
-func setupEmptyDir(path string, src *v1.EmptyDirVolumeSource) error {
-	if err := os.MkdirAll(path, 0o777); err != nil {
-		return err
-	}
-	if err := os.Chmod(path, 0o777); err != nil {
-		return err
-	}
-	if src.Medium != v1.StorageMediumMemory {
-		return nil
-	}
-	var size int64
-	if src.SizeLimit != nil {
-		size = src.SizeLimit.Value()
-	}
-	return tmpfs.Ensure(path, 0o777, size)
 }
 
 // checkHostPath applies a hostPath volume's type check, creating the path

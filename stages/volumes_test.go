@@ -143,29 +143,6 @@ func TestCheckHostPathCreates(t *testing.T) {
 	}
 }
 
-func TestSetupEmptyDir(t *testing.T) {
-	dir := t.TempDir()
-	f := func(name, path string) {
-		t.Helper()
-		if err := setupEmptyDir(path, &v1.EmptyDirVolumeSource{}); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		fi, err := os.Stat(path)
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o777 {
-			t.Errorf("%s: %v %v, want a directory with mode 0777", name, fi.Mode(), err)
-		}
-	}
-	old := unix.Umask(0o022)
-	defer unix.Umask(old)
-	f("new, nested, despite the umask", filepath.Join(dir, "pods", "uid", "volumes", "scratch"))
-	locked := filepath.Join(dir, "locked")
-	if err := os.Mkdir(locked, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f("existing with a narrower mode", locked)
-	f("again: idempotent", locked)
-}
-
 func TestVolumeStage(t *testing.T) {
 	node := &Node{RootDir: t.TempDir()}
 	hostDir := filepath.Join(t.TempDir(), "host", "data")
