@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podline/podline/internal/poduid"
 	"github.com/podline/podline/podspec"
@@ -18,21 +20,35 @@ import (
 // ContainerCreating and a FailedMount is reported.
 var ErrMount = errors.New("mount failed")
 
-// ContentSource fills the volumes whose files come from the API server:
-// configMap, secret, downwardAPI and projected (service account tokens
-// included). SetUp writes vol's files into dir, which exists; it is called
-// again for the same dir when the pod is synced again and must then leave
-// files as they are or replace them atomically.
+// ContentSource fills the volumes whose files podline writes: configMap,
+// secret, downwardAPI and projected (service account tokens included), and
+// keeps them current. SetUp writes vol's files into dir, which exists; it
+// is called again for the same dir when the volumes are stale, and must
+// then leave files as they are or replace them atomically. From a pod's
+// first SetUp until Release, the source watches what its volumes show and
+// asks for a sync pass of the pod when something changed; that pass's
+// volume stage asks Stale and, when stale, sets every content volume up
+// again and reports Refreshed with the mark Stale gave. Rewrites happen
+// only in passes, so they never race the pod's teardown.
 type ContentSource interface {
 	SetUp(ctx context.Context, pod *v1.Pod, vol *v1.Volume, dir string) error
+	Stale(pod *v1.Pod) (mark uint64, stale bool)
+	Refreshed(uid types.UID, mark uint64)
+	Release(uid types.UID)
 }
 
-// VolumeStage sets up a pod's volumes before its sandbox starts and removes
-// them after teardown.
+// refreshRetry is how soon a failed refresh of a running pod's volumes is
+// tried again. The pod keeps running with the files it has, as on other
+// nodes; a change of what failed (an object created again) brings a pass
+// sooner.
+const refreshRetry = 30 * time.Second
+
+// VolumeStage sets up a pod's volumes before its sandbox starts, keeps its
+// content volumes current while it runs and removes them after teardown.
 type VolumeStage struct {
 	Node *Node
 	// Content fills configMap, secret, downwardAPI and projected volumes;
-	// without it (no API server) such volumes fail to mount.
+	// without it (tests) such volumes fail to mount.
 	Content ContentSource
 	Events  Recorder
 }
@@ -42,21 +58,63 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 		return s.teardown(w)
 	}
 	if w.Sync.VolumesReady {
+		s.refresh(w)
 		return Next()
 	}
 	pod := w.Pod
+	var mark uint64
+	if s.Content != nil {
+		mark, _ = s.Content.Stale(pod)
+	}
 	// Directories cost a journalled write each; a pod without volumes gets
 	// none.
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		if err := s.setup(w.Context(), pod, vol); err != nil {
-			recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedMount",
-				fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, err))
+			s.failedMount(pod, vol, err)
 			return Fail(fmt.Errorf("%w: volume %q: %v", ErrMount, vol.Name, err))
 		}
 	}
+	if s.Content != nil {
+		s.Content.Refreshed(pod.UID, mark)
+	}
 	w.Sync.VolumesReady = true
 	return Next()
+}
+
+// refresh writes a running pod's content volumes again when they are
+// stale. A failure leaves the pod running with the files it has and
+// retries later; it does not fail the pass, which may have containers to
+// restart.
+func (s *VolumeStage) refresh(w *Work) {
+	if s.Content == nil {
+		return
+	}
+	pod := w.Pod
+	mark, stale := s.Content.Stale(pod)
+	if !stale {
+		return
+	}
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		if !podspec.IsContentVolume(vol) {
+			continue
+		}
+		path, _ := podspec.VolumeHostPath(s.Node, pod, vol)
+		if err := s.Content.SetUp(w.Context(), pod, vol, path); err != nil {
+			if w.Context().Err() == nil {
+				s.failedMount(pod, vol, err)
+				w.RequeueAfter(refreshRetry)
+			}
+			return
+		}
+	}
+	s.Content.Refreshed(pod.UID, mark)
+}
+
+func (s *VolumeStage) failedMount(pod *v1.Pod, vol *v1.Volume, err error) {
+	recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedMount",
+		fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, err))
 }
 
 func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) error {
@@ -134,6 +192,9 @@ func checkHostPath(path string, typ *v1.HostPathType) error {
 // anything still mounted when the directory is removed.
 func (s *VolumeStage) teardown(w *Work) Outcome {
 	w.Sync.VolumesReady = false
+	if s.Content != nil {
+		s.Content.Release(w.UID)
+	}
 	if !poduid.Valid(w.UID) {
 		// Only an orphan's runtime labels can carry such a UID. podline
 		// made no directory for it, and a path built from it could lead

@@ -188,7 +188,7 @@ func TestVolumeStage(t *testing.T) {
 	})
 	w = &Work{UID: bad.UID, Pod: bad, Sync: &PodSync{}}
 	if out := s.Handle(w); !errors.Is(out.Err, ErrMount) || w.Sync.VolumesReady {
-		t.Errorf("unsupported volume: %v, ready %v; want ErrMount", out.Err, w.Sync.VolumesReady)
+		t.Errorf("content volume without a content source: %v, ready %v; want ErrMount", out.Err, w.Sync.VolumesReady)
 	}
 }
 

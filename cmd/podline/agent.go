@@ -26,6 +26,7 @@ import (
 	"github.com/podline/podline/stages"
 	"github.com/podline/podline/stats"
 	"github.com/podline/podline/sysctl"
+	"github.com/podline/podline/volumes"
 )
 
 // agent is a wired podline. Fields are the parts; nothing here decides
@@ -50,6 +51,9 @@ type agent struct {
 	files     *sources.ManifestPath
 	url       *sources.URLSource
 	cluster   *cluster // nil without --kubeconfig
+	// volumes fills and refreshes the content volumes: downwardAPI alone
+	// without --kubeconfig.
+	volumes *volumes.Source
 }
 
 func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error) {
@@ -102,6 +106,14 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	a.admitter = &stages.Admitter{Node: a.node, Labels: labels, Taints: taints, Sysctls: sysctls,
 		Cache: a.cache, Events: recorder}
 	notify := func(uid types.UID) { a.pipeline.Sync(uid) }
+	a.volumes = volumes.New(nil, a.node.Allocatable)
+	if a.cluster != nil {
+		a.volumes = a.cluster.volumes
+	}
+	// A pod whose volumes fell stale gets a pass, whose volume stage
+	// rewrites them.
+	a.volumes.OnStale(notify)
+	content = a.volumes
 	a.relister = pleg.NewRelister(rt, a.cache, o.effectiveRelistPeriod(), notify, log)
 	if err := a.buildLifecycle(notify); err != nil {
 		return nil, err
@@ -302,6 +314,7 @@ func (a *agent) run(parent context.Context) error {
 	}
 
 	goRun(a.pipeline.Run)
+	goRun(a.volumes.Run)
 	if err := a.relister.Relist(ctx); err != nil {
 		return fmt.Errorf("initial relist: %w", err)
 	}
