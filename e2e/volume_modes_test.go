@@ -172,3 +172,68 @@ func sortedKeys(m map[string]string) []string {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A container that runs as a non-root user and group, in a pod with an
+// fsGroup, writes into an emptyDir on disk and one in memory: the
+// directories are the group's with setgid (2777, 3777 with the tmpfs's
+// sticky bit), so what it writes is the group's too, in a subdirectory as
+// well. Without an fsGroup the roots are 777 and 1777, root's.
+func TestEmptyDirFSGroup(t *testing.T) {
+	a := startAgent(t)
+	script := `trap 'exit 0' TERM; ` +
+		`for d in /scratch /mem; do echo "$d: $(stat -c '%a %u %g' $d)"; ` +
+		`mkdir $d/sub && echo x > $d/sub/f && echo x > $d/f && ` +
+		`echo "$d/f: $(stat -c '%u %g' $d/f)"; echo "$d/sub: $(stat -c '%a %u %g' $d/sub)"; echo "$d/sub/f: $(stat -c '%u %g' $d/sub/f)"; done; ` +
+		`echo end-of-checks; while true; do sleep 1; done`
+	manifest := func(name, podSC string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  terminationGracePeriodSeconds: 2
+  securityContext: %s
+  volumes:
+  - {name: scratch, emptyDir: {}}
+  - {name: mem, emptyDir: {medium: Memory}}
+  containers:
+  - name: app
+    image: %s
+    command: ["sh", "-c", %q]
+    volumeMounts:
+    - {name: scratch, mountPath: /scratch}
+    - {name: mem, mountPath: /mem}
+`, name, podSC, busybox, script)
+	}
+	a.writeManifest("fsgroup.yaml", manifest("fsgroup", "{runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000}"))
+	a.writeManifest("nogroup.yaml", manifest("nogroup", "{runAsUser: 1000, runAsGroup: 3000}"))
+	cases := map[string]map[string]string{
+		"fsgroup": {
+			"/scratch": "2777 0 2000", "/scratch/f": "1000 2000", "/scratch/sub": "2755 1000 2000", "/scratch/sub/f": "1000 2000",
+			"/mem": "3777 0 2000", "/mem/f": "1000 2000", "/mem/sub": "2755 1000 2000", "/mem/sub/f": "1000 2000",
+		},
+		"nogroup": {
+			"/scratch": "777 0 0", "/scratch/f": "1000 3000", "/scratch/sub": "755 1000 3000", "/scratch/sub/f": "1000 3000",
+			"/mem": "1777 0 0", "/mem/f": "1000 3000", "/mem/sub": "755 1000 3000", "/mem/sub/f": "1000 3000",
+		},
+	}
+	for _, name := range []string{"fsgroup", "nogroup"} {
+		p := a.waitRunning(name, 60*time.Second)
+		var seen map[string]string
+		eventually(t, 20*time.Second, name+" printed its checks", func() (bool, string) {
+			log := a.readLog(p, "app", 0)
+			seen = logFields(log)
+			_, done := seen["end-of-checks"]
+			return done, log
+		})
+		var wrong []string
+		for _, k := range sortedKeys(cases[name]) {
+			if got := seen[k]; got != cases[name][k] {
+				wrong = append(wrong, fmt.Sprintf("%s: %q, want %q", k, got, cases[name][k]))
+			}
+		}
+		if len(wrong) > 0 {
+			t.Errorf("%s:\n  %s", name, strings.Join(wrong, "\n  "))
+		}
+	}
+}
