@@ -131,6 +131,9 @@ func (r *Relister) run(ctx context.Context, audit bool) error {
 	defer r.mu.Unlock()
 	start := time.Now()
 	defer relistDuration.UpdateDuration(start)
+	// The first listing loads what ran before this process: there was
+	// nothing to deliver an event about it, so nothing in it is missed.
+	audit = audit && r.lastOK.Load() != 0
 	changed, err := r.relist(ctx, audit)
 	if err != nil {
 		relistErrors.Inc()

@@ -148,3 +148,59 @@ func TestRelistFollowsTheRuntime(t *testing.T) {
 		t.Fatalf("removed pod still cached: %+v", cache.Get("u1"))
 	}
 }
+
+// The first listing loads what ran before the process started: exits in it
+// are old news, not changes an event stream missed. Later ones are.
+func TestFirstRelistIsNoDiscrepancy(t *testing.T) {
+	sock, srv := fake.Listen(t, fake.Options{})
+	ctx := context.Background()
+	rt, err := cri.Dial(ctx, sock, "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	labels := map[string]string{cri.LabelPodUID: "u1", cri.LabelPodName: "p", cri.LabelPodNamespace: "ns"}
+	sbCfg := &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u1"}, Labels: labels}
+	sb, err := rt.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string) string {
+		id, err := rt.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: name}, Image: &runtimeapi.ImageSpec{Image: "busybox"},
+			Labels: labels}, sbCfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.StartContainer(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	exited, running := start("old"), start("app")
+	if err := srv.ExitContainer(exited, 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // older than the audit grace below
+
+	r := pleg.NewRelister(rt, pleg.NewCache(), time.Hour, func(types.UID) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.Audit(time.Millisecond)
+	before := pleg.Discrepancies()
+	if err := r.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := pleg.Discrepancies() - before; d != 0 {
+		t.Fatalf("the first listing counted %d discrepancies", d)
+	}
+	if err := srv.ExitContainer(running, 2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := r.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := pleg.Discrepancies() - before; d != 1 {
+		t.Fatalf("an exit no event delivered counted %d discrepancies, want 1", d)
+	}
+}
