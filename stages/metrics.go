@@ -37,8 +37,11 @@ var (
 	passesInFlight = metrics.NewGauge(`podline_pipeline_passes_in_flight`, nil)
 	passesTotal    = metrics.NewCounter(`podline_pipeline_passes_total`)
 	passesAsync    = metrics.NewCounter(`podline_pipeline_background_steps_total`)
-	podsKnown      = metrics.NewGauge(`podline_pipeline_pods`, nil)
-	podStartTime   = metrics.NewHistogram(`podline_pod_start_duration_seconds`)
+	// A stage queue that refused a pass the window had room for: a
+	// consumer descheduled mid-take; the pass waited for it.
+	queueRefusals = metrics.NewCounter(`podline_pipeline_queue_waits_total`)
+	podsKnown     = metrics.NewGauge(`podline_pipeline_pods`, nil)
+	podStartTime  = metrics.NewHistogram(`podline_pod_start_duration_seconds`)
 	// From a container's exit (as the kernel or the runtime timed it) to
 	// the pod status that shows it.
 	exitToStatus = metrics.NewHistogram(`podline_container_exit_to_status_seconds`)

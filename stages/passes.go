@@ -53,13 +53,21 @@ func (p *Pipeline) release() {
 	passesInFlight.Dec()
 }
 
-// enqueue hands w to its current stage. The window guarantees room; a full
-// queue here is a bug, and blocking would risk deadlocking the stage graph.
+// enqueue hands w to its current stage. The window guarantees room: never
+// more passes than cells in any queue. The lock-free ring can still refuse
+// for a moment, when a consumer was descheduled between claiming a cell and
+// freeing it and the ring has come round to that cell; Put then parks
+// until that consumer frees it, which it does without waiting on anything.
+// It fails only when podline stops, and the pass is dropped with it.
 func (p *Pipeline) enqueue(w *Work) {
 	s := w.Stage()
 	w.enqueuedAt = time.Now()
 	if !p.queues[s].TryPut(w) {
-		panic(fmt.Sprintf("BUG: stage %s queue full with a slot in hand (window %d)", s, p.cfg.Window))
+		queueRefusals.Inc()
+		if err := p.queues[s].Put(p.ctx, w); err != nil {
+			p.abandon(w)
+			return
+		}
 	}
 	stageQueueDepth[s].Inc()
 }

@@ -8,7 +8,8 @@ import (
 // StageQueue is what the pipeline needs from the hand-off in front of a
 // stage: bounded, a Take that parks a worker until work arrives, and a
 // TryPut that never blocks (the window guarantees room, see the package
-// doc). Put is the blocking form for producers that may wait.
+// doc). Put is the blocking form: the pipeline falls back to it for the
+// moment a lock-free ring refuses although the window left room.
 //
 // Two implementations exist so the lock-free design can be measured against
 // the obvious one: BlockingQueue (the default) and ChanQueue. Neither is
