@@ -63,7 +63,7 @@ func newEnv(t *testing.T, objs ...runtime.Object) *env {
 		return false, nil, nil
 	})
 	e.m = New(Config{
-		Client: e.cs, NodeName: testNode, Log: slog.New(slog.NewTextHandler(e.logs, nil)),
+		Client: e.cs, NodeName: testNode, Log: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		NodeUID: func() types.UID { return e.nodeUID.Load().(types.UID) },
 	})
 	return e
@@ -172,4 +172,10 @@ func (b *syncBuffer) count(s string) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return strings.Count(b.buf.String(), s)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

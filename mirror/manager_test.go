@@ -2,12 +2,15 @@ package mirror
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/podline/podline/sources"
 )
@@ -255,5 +258,41 @@ func TestManagerRun(t *testing.T) {
 			t.Fatal("no mirror created")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestManagerWatchAheadOfCreate: the watch event of a new mirror can arrive
+// before the create's response. A mirror deleted right after is still made
+// again at the next pass, not a learnedTTL later.
+func TestManagerWatchAheadOfCreate(t *testing.T) {
+	e := newEnv(t)
+	e.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p := a.(k8stesting.CreateAction).GetObject().(*v1.Pod).DeepCopy()
+		p.UID = types.UID(fmt.Sprintf("mirror-uid-%d", e.uids.Add(1)))
+		if err := e.cs.Tracker().Create(podsGVR, p, p.Namespace); err != nil {
+			return true, nil, err
+		}
+		e.m.SetMirrors([]*v1.Pod{p}) // the watch, ahead of the response
+		return true, p, nil
+	})
+	s := staticPod("etcd", "h1")
+	e.m.Apply(update(sources.ADD, s))
+	e.watch()
+	e.reconcile()
+	e.expectRequests("create kube-system/etcd-node1")
+	m := e.get("kube-system", "etcd-node1")
+
+	if err := e.cs.CoreV1().Pods("kube-system").Delete(context.Background(), "etcd-node1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.requests()
+	e.watch()
+	if _, _, _, ok := e.m.MirrorOf(s); ok {
+		t.Fatal("MirrorOf returns the deleted mirror")
+	}
+	e.reconcile()
+	e.expectRequests("create kube-system/etcd-node1")
+	if m2 := e.get("kube-system", "etcd-node1"); m2 == nil || m2.UID == m.UID {
+		t.Fatalf("not recreated: %+v", m2)
 	}
 }

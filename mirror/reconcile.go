@@ -151,9 +151,17 @@ func (m *Manager) delete(ctx context.Context, name podName, uid types.UID) bool 
 	return true
 }
 
+// learn records what a create or get returned, unless the watch already
+// shows that very pod: its event can arrive before the response, and a
+// learned fact nothing confirms later would outlive a deletion of the pod
+// for learnedTTL, holding back the new mirror.
 func (m *Manager) learn(name podName, p *v1.Pod) {
 	m.mu.Lock()
-	m.learned[name] = learnedRef{ref: refOf(p), at: m.now()}
+	if o := m.observed[name]; o != nil && o.UID == p.UID {
+		delete(m.learned, name)
+	} else {
+		m.learned[name] = learnedRef{ref: refOf(p), at: m.now()}
+	}
 	m.mu.Unlock()
 }
 

@@ -19,6 +19,11 @@ import (
 // the agent does, and deletes a mirror pod the way kubectl would.
 func TestManagerWithAPISource(t *testing.T) {
 	e := newEnv(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("manager log:\n%s", e.logs.String())
+		}
+	})
 	watching := make(chan struct{})
 	var once sync.Once
 	e.cs.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
@@ -28,7 +33,7 @@ func TestManagerWithAPISource(t *testing.T) {
 	})
 	merger := sources.NewMerger(slog.New(slog.DiscardHandler), sources.APISource)
 	src := sources.NewAPISource(sources.APIConfig{
-		Client: e.cs, NodeName: testNode, Merger: merger, Mirrors: e.m.SetMirrors, Log: slog.New(slog.DiscardHandler),
+		Client: e.cs, NodeName: testNode, Merger: merger, Mirrors: e.m.SetMirrors, Log: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
