@@ -18,11 +18,9 @@ import (
 //	root on disk      0777: any container user may write
 //	root in memory    1777, tmpfs's own: users cannot remove each
 //	                  other's files
-//	with fsGroup G    group G on the root and everything in it, symlinks
-//	                  included; group read and write on every file,
-//	                  and group search and setgid on every directory,
-//	                  so what containers create joins G: a root of 2777
-//	                  on disk, 3777 in memory
+//	with fsGroup G    group G on the root, with group read, write,
+//	                  search and setgid, so what containers create
+//	                  joins G: a root of 2777 on disk, 3777 in memory
 //
 // Ownership is set once, at the volume's first setup, before any container
 // of the pod has run: what containers do to the files afterwards is
@@ -33,9 +31,8 @@ const (
 	emptyDirMode fs.FileMode = 0o777
 	// emptyDirMemMode is the tmpfs mount's mode= option.
 	emptyDirMemMode uint32 = 0o1777
-	// fsGroupWritable is what an fsGroup adds to every file and
-	// directory of a volume containers write; directories also get
-	// fsGroupDirBits.
+	// fsGroupWritable and fsGroupDirBits are what an fsGroup adds to
+	// the root of a volume containers write.
 	fsGroupWritable fs.FileMode = 0o660
 	fsGroupDirBits  fs.FileMode = fs.ModeSetgid | 0o110
 )
@@ -104,47 +101,29 @@ func emptyDirReady(path, marker string, memory bool) (bool, error) {
 	return tmpfs.IsMountPoint(path)
 }
 
-// giveToGroup gives root and everything under it to group gid, as the
-// table above says, deepest first. Symlinks change group, never mode:
-// chmod would follow them. It runs before any container of the pod has,
-// so nothing in the tree moves under it.
+// giveToGroup gives the volume's root to group gid, as the table above
+// says. It never walks what is inside: at a first setup the volume is new
+// and empty, except one made before markers were written, which a
+// running container may be changing. A walk by path through a tree a
+// container can rename under it (a directory swapped for a symlink to
+// /etc between the listing and the chmod) would chown and chmod host
+// files as root. What containers make later joins the group through the
+// root's setgid bit. The root itself is a directory of the pod that no
+// container can replace: it is their mount point.
 func giveToGroup(root string, gid int) error {
 	fi, err := os.Lstat(root)
 	if err != nil {
 		return err
 	}
-	return giveEntry(root, fi, gid)
-}
-
-func giveEntry(path string, fi fs.FileInfo, gid int) error {
-	if fi.IsDir() {
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			child := filepath.Join(path, e.Name())
-			cfi, err := os.Lstat(child)
-			if err != nil {
-				return err
-			}
-			if err := giveEntry(child, cfi, gid); err != nil {
-				return err
-			}
-		}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", root)
 	}
-	if err := os.Lchown(path, -1, gid); err != nil {
+	if err := os.Lchown(root, -1, gid); err != nil {
 		return err
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil
-	}
-	mode := fi.Mode() | fsGroupWritable
-	if fi.IsDir() {
-		mode |= fsGroupDirBits
-	}
-	// Set after the chown, which clears a file's setuid and setgid.
-	return os.Chmod(path, mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	mode := fi.Mode() | fsGroupWritable | fsGroupDirBits
+	// Set after the chown, which clears setgid.
+	return os.Chmod(root, mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
 }
 
 // fsGroupOf is the pod's fsGroup, or nil.
