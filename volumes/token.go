@@ -133,7 +133,10 @@ func readTokenLife(token []byte) (tokenLife, bool) {
 	if w := claims.Kubernetes.WarnAfter; w > claims.IssuedAt && w < claims.ExpiresAt {
 		end = time.Unix(w, 0)
 	}
-	keep := min(end.Sub(life.issuedAt)*tokenRefreshPercent/100, tokenMaxAge)
+	// Divided before multiplied: a lifetime of years (expirationSeconds
+	// allows 2^32) times 80 overflows a Duration, which put the refresh
+	// before iat and asked for a new token every second.
+	keep := min(end.Sub(life.issuedAt)/100*tokenRefreshPercent, tokenMaxAge)
 	life.refreshAt = life.issuedAt.Add(keep)
 	return life, true
 }

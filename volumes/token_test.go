@@ -171,6 +171,8 @@ func TestReadTokenLife(t *testing.T) {
 		iat.Unix(), year, iat.Add(3607*time.Second).Unix())), 3607*time.Second*80/100, true)
 	f("warnafter past exp is ignored", jwtWith(fmt.Sprintf(`{"iat":%d,"exp":%d,"kubernetes.io":{"warnafter":%d}}`,
 		iat.Unix(), iat.Add(time.Hour).Unix(), iat.Add(2*time.Hour).Unix())), 48*time.Minute, true)
+	// expirationSeconds may be up to 2^32: 80 % of it overflowed.
+	f("2^32 seconds", fakeJWT(iat, iat.Add((1<<32)*time.Second), 1), 24*time.Hour, true)
 	f("no iat", jwtWith(fmt.Sprintf(`{"exp":%d}`, year)), 0, false)
 	f("not a JWT", "opaque", 0, false)
 }
