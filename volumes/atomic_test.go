@@ -1,9 +1,12 @@
 package volumes
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -199,4 +202,28 @@ func groupOf(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return int(fi.Sys().(*syscall.Stat_t).Gid)
+}
+
+// One key under thousands of paths would have podline write gigabytes: a
+// volume's files are bounded, and nothing is written past the bound.
+func TestWriteRefusesOversizedPayload(t *testing.T) {
+	dir := volumeDir(t)
+	big := make([]byte, 1<<20)
+	pl := payload{}
+	for i := range maxPayloadBytes>>20 + 1 {
+		pl[fmt.Sprintf("copy-%d", i)] = file{data: big, mode: 0o644}
+	}
+	if _, err := testWriter().write(dir, pl); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "64 MiB") {
+		t.Fatalf("65 MiB of files: %v", err)
+	}
+	many := payload{}
+	for i := range maxPayloadFiles + 1 {
+		many[fmt.Sprintf("f%d", i)] = file{mode: 0o644}
+	}
+	if _, err := testWriter().write(dir, many); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("%d files: %v", len(many), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a refused payload left %d entries", len(entries))
+	}
 }

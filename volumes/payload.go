@@ -38,10 +38,29 @@ func (pl payload) addFile(p string, f file) error {
 	return nil
 }
 
+// A volume's files are written by podline, on the node's disk or, for
+// secrets and tokens, in a tmpfs charged to podline: items may name one key
+// under thousands of paths, so what one volume may write is bounded. The
+// API server bounds an object to about 1 MiB; these leave room for many.
+const (
+	maxPayloadBytes = 64 << 20
+	maxPayloadFiles = 10_000
+)
+
 // validate checks that every path stays inside the volume, does not
-// collide with the writer's own "..data" names, and that no file is also
-// the parent directory of another.
+// collide with the writer's own "..data" names, that no file is also the
+// parent directory of another, and that the volume is not too large.
 func (pl payload) validate() error {
+	if len(pl) > maxPayloadFiles {
+		return fmt.Errorf("%w: %d files, more than the %d a volume may hold", ErrInvalid, len(pl), maxPayloadFiles)
+	}
+	total := 0
+	for _, f := range pl {
+		total += len(f.data)
+	}
+	if total > maxPayloadBytes {
+		return fmt.Errorf("%w: %d bytes of files, more than the %d MiB a volume may hold", ErrInvalid, total, maxPayloadBytes>>20)
+	}
 	for p := range pl {
 		if err := checkPath(p); err != nil {
 			return err
