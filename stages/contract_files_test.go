@@ -54,3 +54,26 @@ func TestSandboxRefusedForALongFQDN(t *testing.T) {
 		t.Errorf("RunPodSandbox called %d times", n)
 	}
 }
+
+// A pod asking for a RuntimeClass or a user namespace of its own is not
+// run in the default runtime, in the host's user namespace, without them.
+func TestSandboxRefusedForIsolationNotGiven(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  func(*v1.Pod)
+		want string
+	}{
+		{"runtimeclass", func(p *v1.Pod) { rc := "gvisor"; p.Spec.RuntimeClassName = &rc }, `spec.runtimeClassName "gvisor"`},
+		{"userns", func(p *v1.Pod) { no := false; p.Spec.HostUsers = &no }, "spec.hostUsers: false"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log := &eventLog{}
+			h := newHarness(t, harnessOpts{events: log})
+			h.pipe.Upsert(testPod(c.name, c.set))
+			log.wait(t, "FailedCreatePodSandBox", "Failed to create pod sandbox:", c.want)
+			if n := h.fake.Calls("RunPodSandbox"); n != 0 {
+				t.Errorf("RunPodSandbox called %d times", n)
+			}
+		})
+	}
+}

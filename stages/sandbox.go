@@ -74,7 +74,7 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	if !plan.Create {
 		return Next()
 	}
-	if err := s.checkHostname(pod); err != nil {
+	if err := s.checkSandbox(pod); err != nil {
 		return Fail(err)
 	}
 	cfg := podspec.SandboxConfig(pod, plan.Attempt, s.Node)
