@@ -129,16 +129,45 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node, env []*runtime
 		if vm.SubPath != "" || vm.SubPathExpr != "" {
 			host, binds = binds[0].Target, binds[1:]
 		}
+		rro, err := recursiveReadOnly(&vm)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, &runtimeapi.Mount{
 			ContainerPath: vm.MountPath,
 			HostPath:      host,
 			// Content volumes are always read-only, as the kubelet mounts
 			// them: their directory is writable for any user of the pod.
-			Readonly:    vm.ReadOnly || IsContentVolume(vol),
-			Propagation: propagation(vm.MountPropagation),
+			Readonly:          vm.ReadOnly || IsContentVolume(vol),
+			RecursiveReadOnly: rro,
+			Propagation:       propagation(vm.MountPropagation),
 		})
 	}
 	return out, nil
+}
+
+// recursiveReadOnly: Enabled asks the runtime for a read-only mount whose
+// submounts are read-only too, and fails the container where the runtime
+// cannot make one, as the kubelet does; IfPossible is taken as a plain
+// read-only mount, since podline does not ask the runtime what it can do.
+// The API server's rules are checked here for static pods.
+func recursiveReadOnly(vm *v1.VolumeMount) (bool, error) {
+	if vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly == v1.RecursiveReadOnlyDisabled {
+		return false, nil
+	}
+	if !vm.ReadOnly {
+		return false, fmt.Errorf("%w: volumeMount %q: recursiveReadOnly may only be set with readOnly: true", ErrConfig, vm.Name)
+	}
+	if m := vm.MountPropagation; m != nil && *m != v1.MountPropagationNone {
+		return false, fmt.Errorf("%w: volumeMount %q: recursiveReadOnly needs mountPropagation None", ErrConfig, vm.Name)
+	}
+	switch *vm.RecursiveReadOnly {
+	case v1.RecursiveReadOnlyEnabled:
+		return true, nil
+	case v1.RecursiveReadOnlyIfPossible:
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: volumeMount %q: unknown recursiveReadOnly %q", ErrConfig, vm.Name, *vm.RecursiveReadOnly)
 }
 
 func propagation(m *v1.MountPropagationMode) runtimeapi.MountPropagation {

@@ -129,6 +129,11 @@ func TestContainerConfigMounts(t *testing.T) {
 		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL})
 	f("propagation None", v1.VolumeMount{Name: "logs", MountPath: "/x", MountPropagation: mode(v1.MountPropagationNone)},
 		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Propagation: private})
+	rro := func(m v1.RecursiveReadOnlyMode) *v1.RecursiveReadOnlyMode { return &m }
+	f("recursiveReadOnly Enabled", v1.VolumeMount{Name: "logs", MountPath: "/x", ReadOnly: true, RecursiveReadOnly: rro(v1.RecursiveReadOnlyEnabled)},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Readonly: true, RecursiveReadOnly: true, Propagation: private})
+	f("recursiveReadOnly IfPossible", v1.VolumeMount{Name: "logs", MountPath: "/x", ReadOnly: true, RecursiveReadOnly: rro(v1.RecursiveReadOnlyIfPossible)},
+		&runtimeapi.Mount{ContainerPath: "/x", HostPath: "/var/log/app", Readonly: true, Propagation: private})
 
 	bad := func(name string, vm v1.VolumeMount, wantMsg string) {
 		t.Helper()
@@ -143,6 +148,9 @@ func TestContainerConfigMounts(t *testing.T) {
 	bad("subPath escaping", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "../other"}, "must not contain '..'")
 	bad("subPath escaping after a detour", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "a/../../other"}, "must not contain '..'")
 	bad("subPath of the parent itself", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: ".."}, "must not contain '..'")
+	bad("recursiveReadOnly without readOnly", v1.VolumeMount{Name: "logs", MountPath: "/x", RecursiveReadOnly: rro(v1.RecursiveReadOnlyEnabled)}, "only be set with readOnly: true")
+	bad("recursiveReadOnly with propagation", v1.VolumeMount{Name: "logs", MountPath: "/x", ReadOnly: true, RecursiveReadOnly: rro(v1.RecursiveReadOnlyEnabled),
+		MountPropagation: mode(v1.MountPropagationHostToContainer)}, "needs mountPropagation None")
 	bad("absolute subPath", v1.VolumeMount{Name: "scratch", MountPath: "/x", SubPath: "/etc"}, "must be a relative path")
 }
 
