@@ -69,10 +69,11 @@ func nextAttempt(rt *pleg.Pod, name string) uint32 {
 }
 
 // PlanContainers decides the container work for a pod whose sandbox is
-// ready. crash holds the pod's restart back-off (read only here); started
-// is when the pod started (PodStart), which its active deadline counts
-// from.
-func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, started, now time.Time) ContainerPlan {
+// ready. crash holds the pod's restart back-off (read only here); probes
+// is what the probes found (nil: a running container is started and
+// ready); started is when the pod started (PodStart), which its active
+// deadline counts from.
+func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, probes ProbeState, started, now time.Time) ContainerPlan {
 	var plan ContainerPlan
 	sb := rt.CurrentSandbox()
 	if sb == nil || sb.State != pleg.SandboxReady {
@@ -85,13 +86,22 @@ func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, started, now time
 	}
 	planStrays(pod, rt, sb.ID, &plan)
 	planGC(rt, &plan)
-	if !planInit(pod, rt, sb.ID, crash, now, &plan) {
+	switch {
+	case appsCompleted(pod, rt, sb.ID):
+		// The pod ran to completion: nothing restarts, not even its
+		// sidecars, which stop.
+		stopSidecars(pod, rt, sb.ID, reasonPodCompleted, &plan)
+	case appStartedIn(pod, rt, sb.ID):
+		// Once an app container exists in this sandbox the init phase is
+		// over, even if garbage collection removed the init containers
+		// since; the sidecars still run beside the app containers.
+		keepSidecars(pod, rt, sb.ID, crash, now, &plan)
+		planApps(pod, rt, sb.ID, crash, now, &plan)
+	case planInit(pod, rt, sb.ID, crash, probes, now, &plan):
+		planApps(pod, rt, sb.ID, crash, now, &plan)
+	default:
 		for i := range pod.Spec.Containers {
 			plan.wait(pod.Spec.Containers[i].Name, "PodInitializing", "")
-		}
-	} else {
-		for i := range pod.Spec.Containers {
-			planApp(pod, &pod.Spec.Containers[i], rt, sb.ID, crash, now, &plan)
 		}
 	}
 	if len(plan.Kill) > 0 {
@@ -159,18 +169,23 @@ func planGC(rt *pleg.Pod, plan *ContainerPlan) {
 }
 
 // planInit walks the init containers in order and plans the first one not
-// done. It reports whether all are done.
-func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now time.Time, plan *ContainerPlan) bool {
-	// Once an app container exists in this sandbox the init phase is over,
-	// even if garbage collection removed the init containers since.
-	for i := range pod.Spec.Containers {
-		if rt.LatestIn(sandboxID, pod.Spec.Containers[i].Name) != nil {
-			return true
-		}
-	}
+// done, and the sidecars before it. It reports whether initialization is
+// complete: every ordinary init container exited 0 and every sidecar has
+// started.
+func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, probes ProbeState, now time.Time, plan *ContainerPlan) bool {
 	for i := range pod.Spec.InitContainers {
 		spec := &pod.Spec.InitContainers[i]
 		c := rt.LatestIn(sandboxID, spec.Name)
+		if isSidecar(spec) {
+			keepSidecar(spec, c, rt, crash, now, plan)
+			// The next init container waits for this one to start; one
+			// that already ran is past that wait, even if this one has
+			// exited since.
+			if !sidecarStarted(c, probes) && !laterInitRan(pod, rt, sandboxID, i) {
+				return false
+			}
+			continue
+		}
 		switch {
 		case c == nil:
 			plan.Start = append(plan.Start, StartAction{Spec: spec, Init: true, Attempt: nextAttempt(rt, spec.Name)})
@@ -179,7 +194,10 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now t
 			continue
 		case c.State == pleg.ContainerExited:
 			if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
-				return false // the pod has failed
+				// The pod has failed: the sidecars started before this
+				// one stop.
+				stopSidecars(pod, rt, sandboxID, reasonInitFailed, plan)
+				return false
 			}
 			restartAfterBackoff(spec, c, rt, true, crash, now, plan)
 			return false
@@ -194,6 +212,27 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now t
 		}
 	}
 	return true
+}
+
+// reasonInitFailed is why the sidecars of a pod whose init container
+// failed for good are stopped.
+const reasonInitFailed = "an init container failed and the pod never restarts"
+
+// appStartedIn reports whether an app container exists in the sandbox:
+// then the init phase is over.
+func appStartedIn(pod *v1.Pod, rt *pleg.Pod, sandboxID string) bool {
+	for i := range pod.Spec.Containers {
+		if rt.LatestIn(sandboxID, pod.Spec.Containers[i].Name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func planApps(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now time.Time, plan *ContainerPlan) {
+	for i := range pod.Spec.Containers {
+		planApp(pod, &pod.Spec.Containers[i], rt, sandboxID, crash, now, plan)
+	}
 }
 
 func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, crash *Backoff, now time.Time, plan *ContainerPlan) {

@@ -59,7 +59,7 @@ func TestPlanContainers(t *testing.T) {
 		if crash == nil {
 			crash = newCrashBackoff()
 		}
-		got := summarize(t, pod, PlanContainers(pod, rt, crash, time.Time{}, now))
+		got := summarize(t, pod, PlanContainers(pod, rt, crash, nil, time.Time{}, now))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -159,7 +159,7 @@ func TestPlanContainersCrashLoopBackOff(t *testing.T) {
 				crash.Next(pod.Spec.Containers[i].Name, at)
 			}
 		}
-		got := summarize(t, pod, PlanContainers(pod, rt, crash, time.Time{}, now))
+		got := summarize(t, pod, PlanContainers(pod, rt, crash, nil, time.Time{}, now))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -210,7 +210,7 @@ func TestPlanContainersCrashLoopBackOff(t *testing.T) {
 func TestPlanContainersPastDeadline(t *testing.T) {
 	f := func(name string, pod *v1.Pod, rt *pleg.Pod, now time.Time, want planSummary) {
 		t.Helper()
-		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), baseTime, now))
+		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), nil, baseTime, now))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -255,7 +255,7 @@ func TestPlanContainersInit(t *testing.T) {
 		if crash == nil {
 			crash = newCrashBackoff()
 		}
-		got := summarize(t, pod, PlanContainers(pod, rt, crash, time.Time{}, baseTime.Add(time.Hour)))
+		got := summarize(t, pod, PlanContainers(pod, rt, crash, nil, time.Time{}, baseTime.Add(time.Hour)))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -329,7 +329,7 @@ func TestPlanContainersInit(t *testing.T) {
 func TestPlanContainersStraysAndGC(t *testing.T) {
 	f := func(name string, pod *v1.Pod, rt *pleg.Pod, want planSummary) {
 		t.Helper()
-		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), time.Time{}, baseTime.Add(time.Hour)))
+		got := summarize(t, pod, PlanContainers(pod, rt, newCrashBackoff(), nil, time.Time{}, baseTime.Add(time.Hour)))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
@@ -384,7 +384,7 @@ func TestPlanContainersKeepsLastTerminated(t *testing.T) {
 	rt := rtPod(sbList(rtReady("sb1", 1)),
 		withHash(rtRunning("c1", "sb1", "app", 1), &pod.Spec.Containers[0]),
 		rtExited("c0", "sb1", "app", 0, 1, baseTime))
-	plan := PlanContainers(pod, rt, newCrashBackoff(), time.Time{}, baseTime.Add(time.Hour))
+	plan := PlanContainers(pod, rt, newCrashBackoff(), nil, time.Time{}, baseTime.Add(time.Hour))
 	if len(plan.Remove) != 0 {
 		t.Errorf("Remove = %v, want none: c0 is the last terminated instance of app", plan.Remove)
 	}
@@ -397,7 +397,7 @@ func TestPlanContainersNoStartBesideKill(t *testing.T) {
 	pod := unitPod(withInits("setup"))
 	rt := rtPod(sbList(rtReady("sb1", 1), rtDead("sb0", 0)),
 		withHash(rtRunning("c0", "sb0", "app", 0), &pod.Spec.Containers[0]))
-	plan := PlanContainers(pod, rt, newCrashBackoff(), time.Time{}, baseTime)
+	plan := PlanContainers(pod, rt, newCrashBackoff(), nil, time.Time{}, baseTime)
 	if len(plan.Kill) != 1 || len(plan.Start) != 0 {
 		t.Errorf("plan kills %d and starts %d containers, want 1 kill and no start", len(plan.Kill), len(plan.Start))
 	}

@@ -98,22 +98,30 @@ func hasContainers(rt *pleg.Pod, sandboxID string) bool {
 }
 
 // PodFinished reports whether the pod has run to completion: every app
-// container exited in the current sandbox and none will restart, or an init
-// container failed in a pod that never restarts.
+// container exited in the current sandbox and none will restart (its
+// sidecars do not count: they are stopped then), or an init container
+// failed in a pod that never restarts.
 func PodFinished(pod *v1.Pod, rt *pleg.Pod) bool {
 	sb := rt.CurrentSandbox()
-	if sb == nil || len(pod.Spec.Containers) == 0 {
+	if sb == nil {
 		return false
 	}
-	policy := pod.Spec.RestartPolicy
-	if policy == v1.RestartPolicyAlways {
-		return false
-	}
-	if policy == v1.RestartPolicyNever && initFailed(pod, rt, sb.ID) {
+	if pod.Spec.RestartPolicy == v1.RestartPolicyNever && initFailed(pod, rt, sb.ID) {
 		return true
 	}
+	return appsCompleted(pod, rt, sb.ID)
+}
+
+// appsCompleted reports whether every app container of a pod that does
+// not always restart has exited in the sandbox and none will restart:
+// under Never whatever the exit code, under OnFailure with 0.
+func appsCompleted(pod *v1.Pod, rt *pleg.Pod, sandboxID string) bool {
+	policy := pod.Spec.RestartPolicy
+	if policy == v1.RestartPolicyAlways || len(pod.Spec.Containers) == 0 {
+		return false
+	}
 	for i := range pod.Spec.Containers {
-		c := rt.LatestIn(sb.ID, pod.Spec.Containers[i].Name)
+		c := rt.LatestIn(sandboxID, pod.Spec.Containers[i].Name)
 		if c == nil || c.State != pleg.ContainerExited {
 			return false
 		}
@@ -124,11 +132,16 @@ func PodFinished(pod *v1.Pod, rt *pleg.Pod) bool {
 	return true
 }
 
-// initFailed reports whether an init container's latest run in the sandbox
-// failed.
+// initFailed reports whether an ordinary init container's latest run in
+// the sandbox failed. A sidecar's exit is no failure: it is restarted, or
+// it was stopped because the pod ended.
 func initFailed(pod *v1.Pod, rt *pleg.Pod, sandboxID string) bool {
 	for i := range pod.Spec.InitContainers {
-		c := rt.LatestIn(sandboxID, pod.Spec.InitContainers[i].Name)
+		spec := &pod.Spec.InitContainers[i]
+		if isSidecar(spec) {
+			continue
+		}
+		c := rt.LatestIn(sandboxID, spec.Name)
 		if c != nil && c.State == pleg.ContainerExited && c.ExitCode != 0 {
 			return true
 		}
