@@ -42,27 +42,88 @@ func (s *ContainerStage) teardown(w *Work) Outcome {
 	return Outcome{Async: s.kill(w.Pod, w.UID, kills, grace)}
 }
 
-// kill stops containers in parallel, each with the whole grace period,
-// and records their final state. pod is nil for an orphan.
-func (s *ContainerStage) kill(pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) func(context.Context) error {
-	return func(ctx context.Context) error {
-		if pod != nil {
-			for _, k := range kills {
-				recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", "Stopping container "+k.Name)
+// killWaves orders the stops of a pod's containers as the kubelet orders
+// a pod's termination: everything but the sidecars (app containers, init
+// containers, strays) stops together first; then the sidecars, one at a
+// time, last in the spec first. A sidecar serves the containers after it
+// (a proxy, a log shipper), so it outlives them. An orphan's spec is
+// unknown (pod nil): all its containers stop together.
+func killWaves(pod *v1.Pod, kills []KillAction) [][]KillAction {
+	if pod == nil {
+		return [][]KillAction{kills}
+	}
+	var first []KillAction
+	for _, k := range kills {
+		if !sidecarNamed(pod, k.Name) {
+			first = append(first, k)
+		}
+	}
+	var waves [][]KillAction
+	if len(first) > 0 {
+		waves = append(waves, first)
+	}
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		spec := &pod.Spec.InitContainers[i]
+		if !isSidecar(spec) {
+			continue
+		}
+		var wave []KillAction
+		for _, k := range kills {
+			if k.Name == spec.Name {
+				wave = append(wave, k)
 			}
 		}
-		var wg sync.WaitGroup
-		errs := make([]error, len(kills))
-		for i, k := range kills {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = s.stopOne(ctx, uid, k, grace)
-			}()
+		if len(wave) > 0 {
+			waves = append(waves, wave)
 		}
-		wg.Wait()
+	}
+	return waves
+}
+
+// waveGrace is the grace period of a wave that starts elapsed after the
+// first: what is left of the pod's, as the kubelet gives its sidecars, but
+// never less than minKillGrace.
+func waveGrace(grace, elapsed time.Duration) time.Duration {
+	return max(grace-elapsed, minKillGrace)
+}
+
+// kill stops containers wave after wave (killWaves), the containers of a
+// wave in parallel, and records their final state. The first wave has the
+// whole grace period, the later ones what is left of it. pod is nil for
+// an orphan.
+func (s *ContainerStage) kill(pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		began := time.Now()
+		var errs []error
+		for i, wave := range killWaves(pod, kills) {
+			g := grace
+			if i > 0 {
+				g = waveGrace(grace, time.Since(began))
+			}
+			errs = append(errs, s.stopWave(ctx, pod, uid, wave, g))
+		}
 		return errors.Join(errs...)
 	}
+}
+
+// stopWave stops containers in parallel and waits for them all.
+func (s *ContainerStage) stopWave(ctx context.Context, pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) error {
+	if pod != nil {
+		for _, k := range kills {
+			recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", "Stopping container "+k.Name)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(kills))
+	for i, k := range kills {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.stopOne(ctx, uid, k, grace)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (s *ContainerStage) stopOne(ctx context.Context, uid types.UID, k KillAction, grace time.Duration) error {
