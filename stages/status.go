@@ -21,7 +21,10 @@ type StatusStage struct {
 	// OnFinished is called when a pod reaches Succeeded or Failed, so its
 	// admission share is released.
 	OnFinished func(uid types.UID)
-	Log        *slog.Logger
+	// Probes gives what each pod's probes found; nil while no prober
+	// runs (a running container is then started and ready).
+	Probes ProbeSource
+	Log    *slog.Logger
 
 	messages terminationMessages
 }
@@ -39,7 +42,7 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 	st := PodStatus(StatusInput{
 		Pod: w.Pod, Runtime: rt, Sync: w.Sync, Node: s.Node,
 		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
-		Messages: s.messages.of(s.Node, w.Pod, rt),
+		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: s.Probes.of(w.UID),
 	})
 	s.Store.Set(w.Pod, st)
 	observeExits(w.Sync, rt, time.Now(), prev != nil)

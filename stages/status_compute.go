@@ -26,6 +26,9 @@ type StatusInput struct {
 	// Messages are the termination messages of exited container
 	// instances by container ID, as their files gave them.
 	Messages map[string]string
+	// Probes is what the pod's probes found; nil: a running container
+	// is started and ready.
+	Probes ProbeState
 }
 
 // PodStatus computes a pod's API status. It is a pure function of its
@@ -51,28 +54,45 @@ func PodStatus(in StatusInput) v1.PodStatus {
 		st.PodIP = st.PodIPs[0].IP
 	}
 
+	// Sidecars count toward the pod's readiness, before the app
+	// containers, as the kubelet lists them.
 	initDone := true
-	var incomplete []string
+	var incomplete, unready []string
 	for i := range pod.Spec.InitContainers {
 		spec := &pod.Spec.InitContainers[i]
-		cs := containerStatus(spec, rt, in.Sync.Waiting, "PodInitializing", in.RuntimeName, in.Messages)
-		if t := cs.State.Terminated; t == nil || t.ExitCode != 0 {
+		if isSidecar(spec) {
+			cs := containerStatus(spec, rt, in.Probes, in.Sync.Waiting, "PodInitializing", in.RuntimeName, in.Messages)
+			if cs.Started == nil || !*cs.Started {
+				initDone = false
+				incomplete = append(incomplete, spec.Name)
+			}
+			if !cs.Ready {
+				unready = append(unready, spec.Name)
+			}
+			st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+			continue
+		}
+		// An ordinary init container has no probes; it is ready once it
+		// completed, as the kubelet reports it.
+		cs := containerStatus(spec, rt, nil, in.Sync.Waiting, "PodInitializing", in.RuntimeName, in.Messages)
+		cs.Ready = cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		if !cs.Ready {
 			initDone = false
 			incomplete = append(incomplete, spec.Name)
 		}
 		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
 	}
 	if anyAppStarted(pod, rt) {
+		// Initialized once: a sidecar restarting later does not undo it.
 		initDone, incomplete = true, nil
 	}
 	appWait := "ContainerCreating"
 	if !initDone {
 		appWait = "PodInitializing"
 	}
-	var unready []string
 	for i := range pod.Spec.Containers {
 		spec := &pod.Spec.Containers[i]
-		cs := containerStatus(spec, rt, in.Sync.Waiting, appWait, in.RuntimeName, in.Messages)
+		cs := containerStatus(spec, rt, in.Probes, in.Sync.Waiting, appWait, in.RuntimeName, in.Messages)
 		if !cs.Ready {
 			unready = append(unready, spec.Name)
 		}
@@ -111,15 +131,7 @@ func PodStatus(in StatusInput) v1.PodStatus {
 // sandbox: then the init phase is over.
 func anyAppStarted(pod *v1.Pod, rt *pleg.Pod) bool {
 	sb := rt.CurrentSandbox()
-	if sb == nil {
-		return false
-	}
-	for i := range pod.Spec.Containers {
-		if rt.LatestIn(sb.ID, pod.Spec.Containers[i].Name) != nil {
-			return true
-		}
-	}
-	return false
+	return sb != nil && appStartedIn(pod, rt, sb.ID)
 }
 
 func startTime(in StatusInput) *metav1.Time {

@@ -8,9 +8,10 @@ import (
 )
 
 // containerStatus builds one container's API status from its newest
-// instance, the one before it, why it waits (if it does) and the
+// instance, the one before it, what its probes found (nil: a running
+// container is started and ready), why it waits (if it does) and the
 // termination messages by container ID.
-func containerStatus(spec *v1.Container, rt *pleg.Pod, waiting map[string]Waiting, defaultWait, runtimeName string, msgs map[string]string) v1.ContainerStatus {
+func containerStatus(spec *v1.Container, rt *pleg.Pod, probes ProbeState, waiting map[string]Waiting, defaultWait, runtimeName string, msgs map[string]string) v1.ContainerStatus {
 	st := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
 	cur := rt.Latest(spec.Name)
 	if cur == nil {
@@ -24,8 +25,9 @@ func containerStatus(spec *v1.Container, rt *pleg.Pod, waiting map[string]Waitin
 	switch cur.State {
 	case pleg.ContainerRunning:
 		st.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}
-		st.Ready = true
-		started = true
+		// Readiness probes only run once the startup probe passed.
+		started = probeStarted(probes, spec.Name)
+		st.Ready = started && probeReady(probes, spec.Name)
 	case pleg.ContainerExited:
 		term := terminatedState(cur, runtimeName, msgs[cur.ID])
 		if w, ok := waiting[spec.Name]; ok {
@@ -80,9 +82,20 @@ func terminatedState(c *pleg.Container, runtimeName, termination string) *v1.Con
 }
 
 // podPhase applies the kubelet's phase rules to the container statuses.
+// A running sidecar keeps the pod Running (while it is stopped after the
+// app containers completed, too); otherwise sidecars do not count: how
+// the app containers ended decides Succeeded or Failed, not the exit code
+// a sidecar's stop gave it.
 func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, initDone bool) v1.PodPhase {
 	policy := pod.Spec.RestartPolicy
+	var running, waiting, stopped, succeeded int
 	for _, s := range initStatuses {
+		if sidecarNamed(pod, s.Name) {
+			if s.State.Running != nil {
+				running++
+			}
+			continue
+		}
 		if t := s.State.Terminated; t != nil && t.ExitCode != 0 && policy == v1.RestartPolicyNever {
 			return v1.PodFailed
 		}
@@ -90,7 +103,6 @@ func podPhase(pod *v1.Pod, initStatuses, statuses []v1.ContainerStatus, initDone
 	if !initDone {
 		return v1.PodPending
 	}
-	var running, waiting, stopped, succeeded int
 	for _, s := range statuses {
 		switch {
 		case s.State.Running != nil:

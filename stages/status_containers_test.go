@@ -14,7 +14,7 @@ func TestContainerStatus(t *testing.T) {
 	spec := &v1.Container{Name: "app", Image: "busybox:1.36"}
 	f := func(name string, rt *pleg.Pod, waiting map[string]Waiting, defaultWait string, want v1.ContainerStatus) {
 		t.Helper()
-		got := containerStatus(spec, rt, waiting, defaultWait, "containerd", nil)
+		got := containerStatus(spec, rt, nil, waiting, defaultWait, "containerd", nil)
 		if asJSON(got) != asJSON(want) {
 			t.Errorf("%s:\n got %s\nwant %s", name, asJSON(got), asJSON(want))
 		}
