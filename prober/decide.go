@@ -28,7 +28,7 @@ type KillReason struct {
 // probeView is one probe of a container as the decision reads it.
 type probeView struct {
 	has    bool // the container has a probe of this kind
-	result Result
+	result result
 	grace  *int64
 }
 
@@ -57,10 +57,10 @@ func decide(in decideInput) ContainerProbeStatus {
 	st := in.probes[Startup]
 	rd := in.probes[Readiness]
 	var out ContainerProbeStatus
-	out.Started = !st.has || st.result == Success
-	out.Ready = out.Started && (!rd.has || rd.result == Success)
+	out.Started = !st.has || st.result == resultSuccess
+	out.Ready = out.Started && (!rd.has || rd.result == resultSuccess)
 	for _, k := range [...]Kind{Liveness, Startup} {
-		if p := in.probes[k]; p.has && p.result == Failure {
+		if p := in.probes[k]; p.has && p.result == resultFailure {
 			out.Kill = &KillReason{Kind: k, Message: killMessage(in.name, k, in.restart)}
 			if p.grace != nil {
 				g := *p.grace // the caller's copy, not the probe's

@@ -37,21 +37,21 @@ func (k Kind) lower() string {
 	return "unknown"
 }
 
-// Result is a probe's standing for one container instance: what its runs
+// result is a probe's standing for one container instance: what its runs
 // added up to once a threshold was crossed, not the last run.
-type Result uint8
+type result uint8
 
 const (
-	Unknown Result = iota
-	Success
-	Failure
+	resultUnknown result = iota
+	resultSuccess
+	resultFailure
 )
 
-func (r Result) String() string {
+func (r result) String() string {
 	switch r {
-	case Success:
+	case resultSuccess:
 		return "success"
-	case Failure:
+	case resultFailure:
 		return "failure"
 	}
 	return "unknown"
@@ -61,12 +61,12 @@ func (r Result) String() string {
 // as the kubelet starts them: a container is not ready until its readiness
 // probe says so, is alive until its liveness probe says otherwise, and has
 // not started until its startup probe succeeds.
-func initialResult(k Kind) Result {
+func initialResult(k Kind) result {
 	switch k {
 	case Readiness:
-		return Failure
+		return resultFailure
 	case Liveness:
-		return Success
+		return resultSuccess
 	}
-	return Unknown
+	return resultUnknown
 }

@@ -6,10 +6,10 @@ package prober
 // restarted container earns readiness with its own successes, not with
 // the ones its predecessor made.
 type state struct {
-	result Result
+	result result
 	// last and run: the last counted verdict (Success or Failure; Unknown
 	// before any) and how many times in a row it came.
-	last Result
+	last result
 	run  int
 	// onHold: a liveness or startup failure was reported; the probe waits
 	// for the container to be replaced (the kubelet's onHold: probing a
@@ -23,21 +23,21 @@ func newState(k Kind) state { return state{result: initialResult(k)} }
 // the result changed. A result moves only when the run reaches the
 // threshold of its verdict.
 func (s *state) record(k Kind, sp *spec, ok bool) (changed bool) {
-	v := Failure
+	v := resultFailure
 	if ok {
-		v = Success
+		v = resultSuccess
 	}
 	if s.last == v {
 		s.run++
 	} else {
 		s.last, s.run = v, 1
 	}
-	if (v == Failure && s.run < sp.failureThreshold) || (v == Success && s.run < sp.successThreshold) {
+	if (v == resultFailure && s.run < sp.failureThreshold) || (v == resultSuccess && s.run < sp.successThreshold) {
 		return false
 	}
 	changed = s.result != v
 	s.result = v
-	if v == Failure && (k == Liveness || k == Startup) {
+	if v == resultFailure && (k == Liveness || k == Startup) {
 		s.onHold = true
 		s.run = 0
 	}

@@ -9,24 +9,24 @@ import (
 func TestStateThresholds(t *testing.T) {
 	sp := newSpec(Readiness, &v1.Probe{SuccessThreshold: 2, FailureThreshold: 3})
 	s := newState(Readiness)
-	if s.result != Failure {
+	if s.result != resultFailure {
 		t.Fatalf("readiness starts at %v, want failure", s.result)
 	}
 	steps := []struct {
 		ok      bool
-		want    Result
+		want    result
 		changed bool
 	}{
-		{true, Failure, false}, // 1 success of 2
-		{true, Success, true},  // 2 of 2
-		{true, Success, false}, // stays, no change reported
-		{false, Success, false},
-		{false, Success, false},
-		{true, Success, false}, // a success breaks the run of failures
-		{false, Success, false},
-		{false, Success, false},
-		{false, Failure, true}, // 3 in a row
-		{false, Failure, false},
+		{true, resultFailure, false}, // 1 success of 2
+		{true, resultSuccess, true},  // 2 of 2
+		{true, resultSuccess, false}, // stays, no change reported
+		{false, resultSuccess, false},
+		{false, resultSuccess, false},
+		{true, resultSuccess, false}, // a success breaks the run of failures
+		{false, resultSuccess, false},
+		{false, resultSuccess, false},
+		{false, resultFailure, true}, // 3 in a row
+		{false, resultFailure, false},
 	}
 	for i, st := range steps {
 		changed := s.record(Readiness, &sp, st.ok)
@@ -47,10 +47,10 @@ func TestStateLivenessFailureHolds(t *testing.T) {
 		}
 		s := newState(k)
 		s.record(k, &sp, false)
-		if s.onHold || s.result == Failure {
+		if s.onHold || s.result == resultFailure {
 			t.Fatalf("%v: one failure of two reported", k)
 		}
-		if !s.record(k, &sp, false) || s.result != Failure || !s.onHold {
+		if !s.record(k, &sp, false) || s.result != resultFailure || !s.onHold {
 			t.Fatalf("%v: two failures: result %v onHold %v", k, s.result, s.onHold)
 		}
 	}
