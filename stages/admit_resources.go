@@ -23,23 +23,33 @@ type Request struct {
 }
 
 // PodRequest is a pod's effective request, as the scheduler and the
-// kubelet count it: the sum over its app containers, or the largest init
-// container's if that is more (init containers run one at a time, before
-// the app containers), per resource; a pod-level request replaces the
-// containers' for cpu, memory and hugepages; the pod overhead is added.
-// A container or pod that sets only a limit requests the limit, as the
-// API server's defaulting would have made it.
+// kubelet count it, per resource: the sum over its app containers and
+// sidecars (which run beside them), or what an init container needs
+// while it runs if that is more: an ordinary one runs alone beside the
+// sidecars started before it, and a sidecar beside the ones before it;
+// a pod-level request replaces the containers' for cpu, memory and
+// hugepages; the pod overhead is added. A container or pod that sets only
+// a limit requests the limit, as the API server's defaulting would have
+// made it.
 func PodRequest(pod *v1.Pod) Request {
-	var app, init Request
+	var app, sidecars, init Request
 	for i := range pod.Spec.Containers {
 		eachRequest(&pod.Spec.Containers[i].Resources, func(name v1.ResourceName, v int64) {
 			app.set(name, app.get(name)+v)
 		})
 	}
 	for i := range pod.Spec.InitContainers {
-		eachRequest(&pod.Spec.InitContainers[i].Resources, func(name v1.ResourceName, v int64) {
-			init.set(name, max(init.get(name), v))
-		})
+		c := &pod.Spec.InitContainers[i]
+		var own Request
+		eachRequest(&c.Resources, func(name v1.ResourceName, v int64) { own.set(name, v) })
+		if isSidecar(c) {
+			app.add(&own, 1)
+			sidecars.add(&own, 1)
+			own = sidecars.clone()
+		} else {
+			own.add(&sidecars, 1)
+		}
+		eachName(&own, func(name v1.ResourceName, v int64) { init.set(name, max(init.get(name), v)) })
 	}
 	req := app
 	eachName(&init, func(name v1.ResourceName, v int64) { req.set(name, max(req.get(name), v)) })

@@ -71,6 +71,31 @@ func TestPodRequest(t *testing.T) {
 	f("memory rounds up to the byte",
 		[]v1.ResourceRequirements{req("memory", "1500m")}, nil, nil, Request{MemoryBytes: 2})
 
+	// Sidecars run beside the app containers: their requests add up; an
+	// ordinary init container runs beside the sidecars before it.
+	sidecar := func(idx ...int) func(*v1.Pod) {
+		return func(p *v1.Pod) {
+			for _, i := range idx {
+				p.Spec.InitContainers[i].RestartPolicy = ptrOf(v1.ContainerRestartPolicyAlways)
+			}
+		}
+	}
+	f("a sidecar adds to the app containers",
+		[]v1.ResourceRequirements{r("100m", "", "", "")}, []v1.ResourceRequirements{r("200m", "", "", "")}, sidecar(0),
+		Request{CPUMilli: 300})
+	f("an init container after a sidecar runs beside it",
+		[]v1.ResourceRequirements{r("100m", "16Mi", "", "")},
+		[]v1.ResourceRequirements{r("200m", "64Mi", "", ""), r("500m", "32Mi", "", "")}, sidecar(0),
+		Request{CPUMilli: 700, MemoryBytes: 96 << 20})
+	f("an init container before a sidecar runs alone",
+		[]v1.ResourceRequirements{r("100m", "", "", "")},
+		[]v1.ResourceRequirements{r("500m", "", "", ""), r("200m", "", "", "")}, sidecar(1),
+		Request{CPUMilli: 500})
+	f("sidecars' extended resources add up too",
+		[]v1.ResourceRequirements{req("example.com/gpu", "1")},
+		[]v1.ResourceRequirements{req("example.com/gpu", "1"), req("example.com/gpu", "1")}, sidecar(0, 1),
+		Request{Scalars: map[v1.ResourceName]int64{"example.com/gpu": 3}})
+
 	podLevel := func(r v1.ResourceRequirements) func(*v1.Pod) {
 		return func(p *v1.Pod) { p.Spec.Resources = &r }
 	}
