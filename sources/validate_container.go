@@ -44,6 +44,9 @@ func validateContainer(c *v1.Container, p *field.Path, cc containerContext) fiel
 			errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may only be set for init containers"))
 		}
 	}
+	if cc.init && c.RestartPolicy == nil {
+		errs = append(errs, validateInitOnly(c, p)...)
+	}
 	errs = append(errs, validatePorts(c.Ports, p.Child("ports"), cc.hostNetwork)...)
 	errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
 	errs = append(errs, validateMounts(c.VolumeMounts, p.Child("volumeMounts"), cc.volumes)...)
@@ -191,6 +194,28 @@ func validateResources(r *v1.ResourceRequirements, p *field.Path) field.ErrorLis
 		if limit, ok := r.Limits[name]; ok && req.Cmp(limit) > 0 {
 			errs = append(errs, field.Invalid(p.Child("requests").Key(string(name)), req.String(),
 				fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		}
+	}
+	return errs
+}
+
+// validateInitOnly refuses what an ordinary init container cannot have,
+// as the API server does: probes and hooks, which only a container that
+// keeps running (an app container, a sidecar) has a use for.
+func validateInitOnly(c *v1.Container, p *field.Path) field.ErrorList {
+	const msg = "may not be set for init containers without restartPolicy=Always"
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"lifecycle", c.Lifecycle != nil},
+		{"livenessProbe", c.LivenessProbe != nil},
+		{"readinessProbe", c.ReadinessProbe != nil},
+		{"startupProbe", c.StartupProbe != nil},
+	} {
+		if f.set {
+			errs = append(errs, field.Forbidden(p.Child(f.name), msg))
 		}
 	}
 	return errs

@@ -73,6 +73,18 @@ func TestValidate(t *testing.T) {
 	f("init container restartPolicy", func(p P) {
 		p.Spec.InitContainers = []v1.Container{{Name: "side", Image: "busybox", RestartPolicy: ptrTo(v1.ContainerRestartPolicyNever)}}
 	}, true, `spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"`)
+	probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}
+	f("init container probes and hooks", func(p P) {
+		p.Spec.InitContainers = []v1.Container{{Name: "setup", Image: "busybox", LivenessProbe: probe, StartupProbe: probe,
+			Lifecycle: &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}}}}
+	}, true,
+		"spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always",
+		"spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+		"spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always")
+	f("sidecar probes", func(p P) {
+		p.Spec.InitContainers = []v1.Container{{Name: "proxy", Image: "busybox", RestartPolicy: ptrTo(v1.ContainerRestartPolicyAlways),
+			LivenessProbe: probe, ReadinessProbe: probe, StartupProbe: probe}}
+	}, true)
 	f("regular container restartPolicy", func(p P) { c0(p).RestartPolicy = ptrTo(v1.ContainerRestartPolicyAlways) }, true,
 		"spec.containers[0].restartPolicy: Forbidden: may only be set for init containers")
 	f("restartPolicy", func(p P) { p.Spec.RestartPolicy = "Sometimes" }, true,
