@@ -151,7 +151,9 @@ func TestContainerStatusProbes(t *testing.T) {
 
 func TestPodPhaseSidecarRules(t *testing.T) {
 	pod := unitPod(withRestartPolicy(v1.RestartPolicyNever), withInits("proxy", "setup"), withSidecars("proxy"))
-	st := func(name string, s v1.ContainerState) v1.ContainerStatus { return v1.ContainerStatus{Name: name, State: s} }
+	st := func(name string, s v1.ContainerState) v1.ContainerStatus {
+		return v1.ContainerStatus{Name: name, State: s}
+	}
 	run := v1.ContainerState{Running: &v1.ContainerStateRunning{}}
 	exit := func(code int32) v1.ContainerState {
 		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}}
