@@ -80,6 +80,14 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 				continue // retried on the image's schedule (see ensureImage), not the step back-off
 			}
 			errs = append(errs, fmt.Errorf("start container %s: %w", act.Spec.Name, err))
+			continue
+		}
+		if act.Init && isSidecar(act.Spec) {
+			// What waits on a sidecar waits for it to have started, which
+			// no runtime event will announce (it keeps running): plan
+			// again now that it runs. A startup probe's success comes
+			// from the prober.
+			w.RequeueAfter(time.Nanosecond)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
