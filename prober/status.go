@@ -34,3 +34,10 @@ func (m *Manager) decideInput(uid types.UID, container string) (decideInput, boo
 	}
 	return decideInput{}, false
 }
+
+// Knows reports whether the pod was given to Sync and not removed since.
+func (m *Manager) Knows(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pods[uid] != nil
+}

@@ -24,11 +24,15 @@ type ReadOnly struct {
 	// endpoints out.
 	Stats   func(ctx context.Context) (*stats.Snapshot, error)
 	Healthz http.Handler
+	// Probes are the prober's series (prober_probe_total,
+	// prober_probe_duration_seconds) for /metrics/probes; nil leaves it
+	// out.
+	Probes *metrics.Set
 }
 
 // Handler routes /pods, /spec/, /metrics (podline's own), the stats
-// endpoints (/stats/summary, /metrics/resource, /metrics/cadvisor) and
-// /healthz.
+// endpoints (/stats/summary, /metrics/resource, /metrics/cadvisor),
+// /metrics/probes and /healthz.
 func (s *ReadOnly) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pods", s.pods)
@@ -50,6 +54,12 @@ func (s *ReadOnly) Handler() http.Handler {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 			stats.WriteCadvisor(w, snap)
 		}))
+	}
+	if s.Probes != nil {
+		mux.HandleFunc("GET /metrics/probes", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			s.Probes.WritePrometheus(w)
+		})
 	}
 	if s.Healthz != nil {
 		mux.Handle("GET /healthz", s.Healthz)

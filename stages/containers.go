@@ -37,9 +37,9 @@ type ContainerStage struct {
 	// PullSecrets reads imagePullSecrets, nil without an API server.
 	Pulls       *ImagePuller
 	PullSecrets PullSecretSource
-	// Probes gives what each pod's probes found; nil while no prober
-	// runs (a running container is then started and ready).
-	Probes     ProbeSource
+	// Probes runs the pods' probes; nil while none run (a running
+	// container is then started and ready).
+	Probes     Prober
 	pullerOnce sync.Once
 }
 
@@ -53,7 +53,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	if sb == nil || sb.State != pleg.SandboxReady {
 		return Next()
 	}
-	plan := PlanContainers(pod, rt, &w.Sync.Crash, s.Probes.of(w.UID), w.Sync.Started, now)
+	plan := PlanContainers(pod, rt, &w.Sync.Crash, syncProbes(s.Probes, pod, rt, s.Node), w.Sync.Started, now)
 	w.Sync.Waiting = plan.Waiting
 	for name, wait := range plan.Waiting {
 		if wait.Reason == ReasonCrashLoopBackOff {

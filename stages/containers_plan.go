@@ -14,6 +14,12 @@ import (
 type KillAction struct {
 	ID, Name, SandboxID string
 	Reason              string
+	// Event is the Killing event's message; "" for "Stopping container
+	// <name>".
+	Event string
+	// Grace, when set, is the container's grace period in seconds instead
+	// of the pod's: a probe's terminationGracePeriodSeconds.
+	Grace *int64
 }
 
 // StartAction creates and starts one container.
@@ -85,6 +91,7 @@ func PlanContainers(pod *v1.Pod, rt *pleg.Pod, crash *Backoff, probes ProbeState
 		return plan
 	}
 	planStrays(pod, rt, sb.ID, &plan)
+	planUnhealthy(pod, rt, sb.ID, probes, &plan)
 	planGC(rt, &plan)
 	switch {
 	case appsCompleted(pod, rt, sb.ID):

@@ -37,8 +37,9 @@ func has(list []string, name string) bool {
 	return false
 }
 
-func (p testProbes) Started(name string) bool { return !has(p.notStarted, name) }
-func (p testProbes) Ready(name string) bool   { return !has(p.notReady, name) }
+func (p testProbes) Started(name string) bool    { return !has(p.notStarted, name) }
+func (p testProbes) Ready(name string) bool      { return !has(p.notReady, name) }
+func (p testProbes) Unhealthy(string) *ProbeKill { return nil }
 
 func TestPlanContainersSidecars(t *testing.T) {
 	now := baseTime.Add(time.Hour)

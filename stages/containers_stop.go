@@ -80,6 +80,15 @@ func killWaves(pod *v1.Pod, kills []KillAction) [][]KillAction {
 	return waves
 }
 
+// killGrace is the grace period of one stop: its own (a probe's), else
+// the wave's, never under minKillGrace.
+func killGrace(k KillAction, wave time.Duration) time.Duration {
+	if k.Grace != nil {
+		return max(time.Duration(*k.Grace)*time.Second, minKillGrace)
+	}
+	return wave
+}
+
 // waveGrace is the grace period of a wave that starts elapsed after the
 // first: what is left of the pod's, as the kubelet gives its sidecars, but
 // never less than minKillGrace.
@@ -110,7 +119,11 @@ func (s *ContainerStage) kill(pod *v1.Pod, uid types.UID, kills []KillAction, gr
 func (s *ContainerStage) stopWave(ctx context.Context, pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) error {
 	if pod != nil {
 		for _, k := range kills {
-			recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", "Stopping container "+k.Name)
+			msg := k.Event
+			if msg == "" {
+				msg = "Stopping container " + k.Name
+			}
+			recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", msg)
 		}
 	}
 	var wg sync.WaitGroup
@@ -119,7 +132,7 @@ func (s *ContainerStage) stopWave(ctx context.Context, pod *v1.Pod, uid types.UI
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.stopOne(ctx, uid, k, grace)
+			errs[i] = s.stopOne(ctx, uid, k, killGrace(k, grace))
 		}()
 	}
 	wg.Wait()

@@ -21,9 +21,9 @@ type StatusStage struct {
 	// OnFinished is called when a pod reaches Succeeded or Failed, so its
 	// admission share is released.
 	OnFinished func(uid types.UID)
-	// Probes gives what each pod's probes found; nil while no prober
-	// runs (a running container is then started and ready).
-	Probes ProbeSource
+	// Probes runs the pods' probes; nil while none run (a running
+	// container is then started and ready).
+	Probes Prober
 	Log    *slog.Logger
 
 	messages terminationMessages
@@ -31,6 +31,9 @@ type StatusStage struct {
 
 func (s *StatusStage) Handle(w *Work) Outcome {
 	if w.Removed {
+		if s.Probes != nil {
+			s.Probes.Forget(w.UID)
+		}
 		s.Store.Delete(w.UID)
 		s.messages.forget(w.UID)
 		s.log().Info("pod removed", "pod", w.PodName(), "uid", w.UID)
@@ -42,7 +45,7 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 	st := PodStatus(StatusInput{
 		Pod: w.Pod, Runtime: rt, Sync: w.Sync, Node: s.Node,
 		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
-		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: s.Probes.of(w.UID),
+		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: syncProbes(s.Probes, w.Pod, rt, s.Node),
 	})
 	s.Store.Set(w.Pod, st)
 	observeExits(w.Sync, rt, time.Now(), prev != nil)

@@ -21,6 +21,7 @@ import (
 	"github.com/podline/podline/node"
 	"github.com/podline/podline/pleg"
 	"github.com/podline/podline/podspec"
+	"github.com/podline/podline/prober"
 	"github.com/podline/podline/server"
 	"github.com/podline/podline/sources"
 	"github.com/podline/podline/stages"
@@ -54,6 +55,9 @@ type agent struct {
 	// volumes fills and refreshes the content volumes: downwardAPI alone
 	// without --kubeconfig.
 	volumes *volumes.Source
+	// prober runs every liveness, readiness and startup probe; a changed
+	// result is an event for its pod.
+	prober *prober.Manager
 }
 
 func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error) {
@@ -131,7 +135,9 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		}
 	}
 	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, Events: recorder}
-	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder, Env: envObjects, Services: services}
+	a.prober = prober.New(prober.Config{Exec: rt, Notify: notify, Recorder: recorder, Log: log})
+	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder,
+		Env: envObjects, Services: services, Probes: probes{a.prober}}
 	containers.Pulls = stages.NewImagePuller(rt, o.serializeImagePulls, o.maxParallelImagePulls)
 	if a.cluster != nil {
 		containers.PullSecrets = kubeapi.NewPullSecrets(a.cluster.client)
@@ -146,7 +152,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	handlers[stages.StageContainers] = containers
 	handlers[stages.StageStatus] = &stages.StatusStage{
 		Store: a.statuses, Cache: a.cache, Node: a.node, RuntimeName: ver.GetRuntimeName(),
-		OnFinished: a.admitter.Release, Log: log,
+		OnFinished: a.admitter.Release, Probes: probes{a.prober}, Log: log,
 	}
 	queue, err := stages.ParseQueueKind(o.queue)
 	if err != nil {
@@ -306,7 +312,7 @@ func (a *agent) run(parent context.Context) error {
 	}
 	if o.readOnlyPort > 0 {
 		ro := &server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine },
-			Stats: a.stats.Collect, Healthz: healthz}
+			Stats: a.stats.Collect, Healthz: healthz, Probes: prober.Metrics}
 		addr := net.JoinHostPort(o.address, strconv.Itoa(o.readOnlyPort))
 		if err := server.Serve(ctx, addr, ro.Handler(), a.log); err != nil {
 			return err
@@ -315,6 +321,7 @@ func (a *agent) run(parent context.Context) error {
 
 	goRun(a.pipeline.Run)
 	goRun(a.volumes.Run)
+	goRun(a.prober.Run)
 	if err := a.relister.Relist(ctx); err != nil {
 		return fmt.Errorf("initial relist: %w", err)
 	}
