@@ -65,10 +65,17 @@ func (c *Client) ContainerStatus(ctx context.Context, id string) (*runtimeapi.Co
 }
 
 // ExecSync runs cmd in the container and waits for it. timeout (whole
-// seconds, rounded up; 0 = none) is enforced by the runtime; the call's
-// deadline is the request timeout plus timeout.
+// seconds, rounded up) is enforced by the runtime; the call's deadline is
+// the request timeout plus timeout. Without a timeout (0) the command runs
+// as long as it takes and ctx alone bounds the call, as the kubelet runs
+// lifecycle hooks: a postStart that waits minutes for a proxy is no
+// runtime that stopped answering.
 func (c *Client) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (*runtimeapi.ExecSyncResponse, error) {
 	secs := wholeSeconds(timeout)
-	return invoke(ctx, opExecSync, id, c.timeout+time.Duration(secs)*time.Second, c.runtime.ExecSync,
+	deadline := time.Duration(0)
+	if secs > 0 {
+		deadline = c.timeout + time.Duration(secs)*time.Second
+	}
+	return invoke(ctx, opExecSync, id, deadline, c.runtime.ExecSync,
 		&runtimeapi.ExecSyncRequest{ContainerId: id, Cmd: cmd, Timeout: secs})
 }
