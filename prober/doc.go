@@ -68,4 +68,12 @@
 // grpc.health.v1.Health/Check over one connection per run. Every run is
 // bounded by timeoutSeconds. Messages are the kubelet's, word for word,
 // since users search for them.
+//
+// # Lifecycle hooks
+//
+// RunHook runs a postStart or preStop action (exec, httpGet, sleep) once,
+// for the containers stage, on the same handlers: no timeout but the
+// caller's context, an exec failing on a non-zero exit, an httpGet on no
+// answer at all (its status is not looked at, as the kubelet does not),
+// and HookResult.Message words the failure as the kubelet does.
 package prober

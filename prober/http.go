@@ -69,6 +69,12 @@ type httpHandler struct {
 }
 
 func newHTTPHandler(g *v1.HTTPGetAction, c *v1.Container) *httpHandler {
+	return newHTTPHandlerAs(g, c, userAgent)
+}
+
+// newHTTPHandlerAs prepares a GET that says it is ua unless the user set
+// a User-Agent: probes and lifecycle hooks tell themselves apart by it.
+func newHTTPHandlerAs(g *v1.HTTPGetAction, c *v1.Container, ua string) *httpHandler {
 	h := &httpHandler{host: g.Host}
 	port, err := resolvePort(g.Port, c)
 	if err != nil {
@@ -92,7 +98,7 @@ func newHTTPHandler(g *v1.HTTPGetAction, c *v1.Container) *httpHandler {
 		h.header.Add(hd.Name, hd.Value)
 	}
 	if _, ok := h.header["User-Agent"]; !ok {
-		h.header.Set("User-Agent", userAgent)
+		h.header.Set("User-Agent", ua)
 	}
 	if _, ok := h.header["Accept"]; !ok {
 		h.header.Set("Accept", "*/*")
@@ -104,24 +110,34 @@ func newHTTPHandler(g *v1.HTTPGetAction, c *v1.Container) *httpHandler {
 	return h
 }
 
-func (h *httpHandler) run(ctx context.Context, t target, timeout time.Duration) outcome {
-	if h.err != nil {
-		return outcome{verdict: errored, err: h.err}
-	}
+// request is the GET of one run, to the pod's address ip unless the
+// action names a host.
+func (h *httpHandler) request(ctx context.Context, ip string) (*http.Request, error) {
 	host := h.host
 	if host == "" {
-		host = t.ip
+		host = ip
 	}
 	u := h.url
 	u.Host = net.JoinHostPort(host, h.port)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return outcome{verdict: failed, output: err.Error()}
+		return nil, err
 	}
-	// The header map is the probe's own and never runs twice at once; the
-	// client copies it for redirects and never writes to it.
+	// The header map is the handler's own and never runs twice at once;
+	// the client copies it for redirects and never writes to it.
 	req.Header = h.header
 	req.Host = h.hostHeader
+	return req, nil
+}
+
+func (h *httpHandler) run(ctx context.Context, t target, timeout time.Duration) outcome {
+	if h.err != nil {
+		return outcome{verdict: errored, err: h.err}
+	}
+	req, err := h.request(ctx, t.ip)
+	if err != nil {
+		return outcome{verdict: failed, output: err.Error()}
+	}
 	client := http.Client{Transport: probeTransport, CheckRedirect: sameHostRedirects, Timeout: timeout}
 	res, err := client.Do(req)
 	if err != nil {
