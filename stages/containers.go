@@ -1,12 +1,15 @@
 package stages
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/cri"
@@ -39,8 +42,24 @@ type ContainerStage struct {
 	PullSecrets PullSecretSource
 	// Probes runs the pods' probes; nil while none run (a running
 	// container is then started and ready).
-	Probes     Prober
+	Probes Prober
+	// Log has what events leave out: a failed hook's message.
+	Log        *slog.Logger
 	pullerOnce sync.Once
+
+	// life ends when the pipeline stops: the postStart hooks run under
+	// it, and their end asks for a pass through wake (see
+	// runInBackground).
+	life       context.Context
+	wake       func(types.UID)
+	preStopped preStopOnce
+}
+
+func (s *ContainerStage) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.Default()
+	}
+	return s.Log
 }
 
 func (s *ContainerStage) Handle(w *Work) Outcome {
@@ -53,7 +72,15 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	if sb == nil || sb.State != pleg.SandboxReady {
 		return Next()
 	}
-	plan := PlanContainers(pod, rt, &w.Sync.Crash, syncProbes(s.Probes, pod, rt, s.Node), w.Sync.Started, now)
+	hookKills := s.collectPostStart(w, rt)
+	probes := withPostStart(syncProbes(s.Probes, pod, postStartView(rt, w.Sync.postStart), s.Node), w.Sync.postStart)
+	plan := PlanContainers(pod, rt, &w.Sync.Crash, probes, w.Sync.Started, now)
+	plan.Kill = withKills(hookKills, plan.Kill)
+	if len(w.Sync.postStart) > 0 {
+		// The kubelet's sync of the pod is inside the hook: nothing else
+		// of it starts until the hook returned.
+		plan.Start = nil
+	}
 	w.Sync.Waiting = plan.Waiting
 	for name, wait := range plan.Waiting {
 		if wait.Reason == ReasonCrashLoopBackOff {
@@ -75,12 +102,17 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	sandboxCfg := podspec.SandboxConfig(pod, sb.Attempt, s.Node)
 	var errs []error
 	for _, act := range plan.Start {
-		if err := s.start(w, act, sb, sandboxCfg); err != nil {
+		hooked, err := s.start(w, act, sb, sandboxCfg)
+		if err != nil {
 			if waitingOnImage(err) {
 				continue // retried on the image's schedule (see ensureImage), not the step back-off
 			}
 			errs = append(errs, fmt.Errorf("start container %s: %w", act.Spec.Name, err))
 			continue
+		}
+		if hooked {
+			// The containers after it wait for its postStart hook.
+			break
 		}
 		if act.Init && isSidecar(act.Spec) {
 			// What waits on a sidecar waits for it to have started, which
@@ -97,12 +129,13 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 }
 
 // start pulls the image, creates and starts one container, recording each
-// step in the cache so the next plan sees it without an inspection.
-func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandboxCfg *runtimeapi.PodSandboxConfig) error {
+// step in the cache so the next plan sees it without an inspection, then
+// starts its postStart hook; hooked reports a hook now running.
+func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandboxCfg *runtimeapi.PodSandboxConfig) (hooked bool, err error) {
 	ctx, pod, name := w.Context(), w.Pod, act.Spec.Name
 	imageRef, err := s.ensureImage(w, act.Spec, sandboxCfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ips := sb.IPs
 	if pod.Spec.HostNetwork {
@@ -112,30 +145,30 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	if act.Env, err = FetchEnvObjects(ctx, s.Env, s.Services, pod, act.Spec); err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
-		return err
+		return false, err
 	}
 	cfg, err := podspec.ContainerConfig(pod, act, imageRef, ips, s.Node)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
-		return err
+		return false, err
 	}
 	if err := s.verifySecurity(w, act, imageRef, cfg); err != nil {
-		return err
+		return false, err
 	}
 	if err := s.bindSubPaths(pod, act, cfg); err != nil {
 		w.Sync.setWaiting(name, "CreateContainerConfigError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
-		return err
+		return false, err
 	}
 	if err := s.prepareFiles(w, act, ips); err != nil {
-		return err
+		return false, err
 	}
 	id, err := s.Runtime.CreateContainer(ctx, sb.ID, cfg, sandboxCfg)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
-		return err
+		return false, err
 	}
 	ev.PodEvent(pod, name, v1.EventTypeNormal, "Created", "Created container: "+name)
 	c := &pleg.Container{
@@ -151,7 +184,7 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	if err := s.Runtime.StartContainer(ctx, id); err != nil {
 		w.Sync.setWaiting(name, "RunContainerError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
-		return err
+		return false, err
 	}
 	ev.PodEvent(pod, name, v1.EventTypeNormal, "Started", "Started container "+name)
 	running := *c
@@ -159,7 +192,7 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	s.Cache.UpsertContainer(w.UID, &running)
 	watcherOr(s.Watcher).ContainerStarted(w.UID, sb.ID, id, sandboxCfg.GetLinux().GetCgroupParent())
 	delete(w.Sync.Waiting, name)
-	return nil
+	return s.startPostStart(w, act.Spec, id, hookAddress(pod, sb, s.Node)), nil
 }
 
 // bindSubPaths makes and binds each subPath mount of the container

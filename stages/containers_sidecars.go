@@ -34,9 +34,9 @@ func sidecarNamed(pod *v1.Pod, name string) bool {
 }
 
 // sidecarStarted reports whether the sidecar instance c counts as started,
-// which lets the next init container start: running, and its startup
-// probe (if it has one) passed. The kubelet also waits for the postStart
-// hook to return; podline runs no hooks yet.
+// which lets the next init container start: running, its postStart hook
+// returned and its startup probe (if it has one) passed. probes says both
+// of the last (see withPostStart).
 func sidecarStarted(c *pleg.Container, probes ProbeState) bool {
 	return c != nil && c.State == pleg.ContainerRunning && probeStarted(probes, c.Name)
 }

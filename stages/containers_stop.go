@@ -22,6 +22,7 @@ func podGrace(pod *v1.Pod) time.Duration {
 
 // teardown stops every running container of the pod, in the background.
 func (s *ContainerStage) teardown(w *Work) Outcome {
+	cancelPostStart(w.Sync)
 	rt := s.Cache.Get(w.UID)
 	if rt == nil {
 		return Next()
@@ -98,41 +99,50 @@ func waveGrace(grace, elapsed time.Duration) time.Duration {
 
 // kill stops containers wave after wave (killWaves), the containers of a
 // wave in parallel, and records their final state. The first wave has the
-// whole grace period, the later ones what is left of it. pod is nil for
-// an orphan.
+// whole grace period, the later ones what is left of it. Every container
+// is told it is being killed, and its preStop hook started, at once, as
+// the kubelet kills each container in a goroutine of its own that waits
+// for its turn only to stop it. pod is nil for an orphan.
 func (s *ContainerStage) kill(pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) func(context.Context) error {
 	return func(ctx context.Context) error {
 		began := time.Now()
+		if pod != nil {
+			for _, k := range kills {
+				msg := k.Event
+				if msg == "" {
+					msg = "Stopping container " + k.Name
+				}
+				recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", msg)
+			}
+		}
+		hooks := s.startPreStops(ctx, pod, uid, kills, began)
 		var errs []error
 		for i, wave := range killWaves(pod, kills) {
 			g := grace
 			if i > 0 {
 				g = waveGrace(grace, time.Since(began))
 			}
-			errs = append(errs, s.stopWave(ctx, pod, uid, wave, g))
+			errs = append(errs, s.stopWave(ctx, uid, wave, g, hooks))
 		}
 		return errors.Join(errs...)
 	}
 }
 
-// stopWave stops containers in parallel and waits for them all.
-func (s *ContainerStage) stopWave(ctx context.Context, pod *v1.Pod, uid types.UID, kills []KillAction, grace time.Duration) error {
-	if pod != nil {
-		for _, k := range kills {
-			msg := k.Event
-			if msg == "" {
-				msg = "Stopping container " + k.Name
-			}
-			recorderOr(s.Events).PodEvent(pod, k.Name, v1.EventTypeNormal, "Killing", msg)
-		}
-	}
+// stopWave stops containers in parallel and waits for them all. A
+// container with a preStop hook is stopped once its hook returned, with
+// what is left of its grace period.
+func (s *ContainerStage) stopWave(ctx context.Context, uid types.UID, kills []KillAction, grace time.Duration, hooks map[string]*preStopRun) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(kills))
 	for i, k := range kills {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.stopOne(ctx, uid, k, killGrace(k, grace))
+			g := killGrace(k, grace)
+			if hook := hooks[k.ID]; hook != nil {
+				g = hook.wait()
+			}
+			errs[i] = s.stopOne(ctx, uid, k, g)
 		}()
 	}
 	wg.Wait()
@@ -143,11 +153,13 @@ func (s *ContainerStage) stopOne(ctx context.Context, uid types.UID, k KillActio
 	err := s.Runtime.StopContainer(ctx, k.ID, grace)
 	if cri.IsNotFound(err) {
 		s.Cache.RemoveContainer(uid, k.ID)
+		s.preStopped.forget(k.ID)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("stop container %s (%s): %w", k.Name, k.Reason, err)
 	}
+	s.preStopped.forget(k.ID)
 	st, err := s.Runtime.ContainerStatus(ctx, k.ID)
 	switch {
 	case cri.IsNotFound(err):

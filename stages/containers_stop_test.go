@@ -82,7 +82,10 @@ func (r *stopRecorder) ContainerStatus(_ context.Context, id string) (*runtimeap
 func (r *stopRecorder) CreateContainer(context.Context, string, *runtimeapi.ContainerConfig, *runtimeapi.PodSandboxConfig) (string, error) {
 	panic("not used")
 }
-func (r *stopRecorder) StartContainer(context.Context, string) error  { panic("not used") }
+func (r *stopRecorder) StartContainer(context.Context, string) error { panic("not used") }
+func (r *stopRecorder) ExecSync(context.Context, string, []string, time.Duration) (*runtimeapi.ExecSyncResponse, error) {
+	panic("not used")
+}
 func (r *stopRecorder) RemoveContainer(context.Context, string) error { panic("not used") }
 
 // A deleted pod's app containers stop first, all together; then its

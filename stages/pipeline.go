@@ -36,6 +36,15 @@ type Config struct {
 	Log        *slog.Logger
 }
 
+// backgroundHandler is a handler with work that outlives its passes (the
+// containers stage's postStart hooks): before the first pass, it is handed
+// the pipeline's lifetime to run that work under and a way to ask for a
+// pass of a pod once the work is done, which goes through the retry queue
+// so that the caller never parks on the window.
+type backgroundHandler interface {
+	runInBackground(ctx context.Context, wake func(types.UID))
+}
+
 // DefaultWorkers suits a real runtime on a small node and a fake runtime
 // with containerd-like latencies at 10,000 pods: the sandbox and container
 // stages spend their time waiting on the runtime, so they get many workers;
@@ -104,6 +113,11 @@ func New(cfg Config) (*Pipeline, error) {
 // until every worker has returned (the window promises room).
 func (p *Pipeline) Run(ctx context.Context) {
 	p.ctx = ctx
+	for _, h := range p.cfg.Handlers {
+		if b, ok := h.(backgroundHandler); ok {
+			b.runInBackground(ctx, p.wake)
+		}
+	}
 	var wg sync.WaitGroup
 	for s := StageID(0); s < NumStages; s++ {
 		for range p.cfg.Workers[s] {

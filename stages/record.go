@@ -63,6 +63,11 @@ type PodSync struct {
 	// OrphanName and OrphanNamespace identify a pod found in the runtime
 	// that no source knows, for logs while it is torn down.
 	OrphanName, OrphanNamespace string
+
+	// postStart holds, by container ID, the postStart hooks started and
+	// not yet taken in by a pass (see collectPostStart); the status shows
+	// their containers as not running yet.
+	postStart map[string]*postStartRun
 }
 
 // podRecord is one pod known to the pipeline.

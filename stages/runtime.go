@@ -25,6 +25,9 @@ type ContainerRuntime interface {
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
 	ContainerStatus(ctx context.Context, id string) (*runtimeapi.ContainerStatus, error)
+	// ExecSync runs a lifecycle hook's command; without a timeout (0) it
+	// runs as long as ctx lets it.
+	ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) (*runtimeapi.ExecSyncResponse, error)
 }
 
 // Watcher is told which containers and sandboxes podline started and

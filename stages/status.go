@@ -42,10 +42,13 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 	prev := s.Store.current(w.UID)
 	now := time.Now()
 	rt := s.Cache.Get(w.UID)
+	// A container whose postStart hook has not returned is not running
+	// yet, for the status and the probes.
+	view := postStartView(rt, w.Sync.postStart)
 	st := PodStatus(StatusInput{
-		Pod: w.Pod, Runtime: rt, Sync: w.Sync, Node: s.Node,
+		Pod: w.Pod, Runtime: view, Sync: w.Sync, Node: s.Node,
 		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
-		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: syncProbes(s.Probes, w.Pod, rt, s.Node),
+		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: syncProbes(s.Probes, w.Pod, view, s.Node),
 	})
 	s.Store.Set(w.Pod, st)
 	observeExits(w.Sync, rt, time.Now(), prev != nil)
