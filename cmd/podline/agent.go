@@ -137,7 +137,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, Events: recorder}
 	a.prober = prober.New(prober.Config{Exec: rt, Notify: notify, Recorder: recorder, Log: log})
 	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder,
-		Env: envObjects, Services: services, Probes: probes{a.prober}}
+		Env: envObjects, Services: services, Probes: probes{a.prober}, Log: log}
 	containers.Pulls = stages.NewImagePuller(rt, o.serializeImagePulls, o.maxParallelImagePulls)
 	if a.cluster != nil {
 		containers.PullSecrets = kubeapi.NewPullSecrets(a.cluster.client)
