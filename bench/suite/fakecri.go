@@ -15,9 +15,9 @@ type fakeCRI struct {
 	socket string
 }
 
-func startFakeCRI(ctx context.Context, bin, dir, runtime string) (*fakeCRI, error) {
+func startFakeCRI(ctx context.Context, bin, dir, runtime string, extra ...string) (*fakeCRI, error) {
 	sock := filepath.Join(dir, "fakecri.sock")
-	argv := []string{bin, "--listen", sock}
+	argv := append([]string{bin, "--listen", sock}, extra...)
 	if runtime == result.RuntimeFakeZero {
 		argv = append(argv, "--zero-latency")
 	}

@@ -13,6 +13,7 @@
 //
 //	go run ./bench/suite              # the full run (make bench)
 //	go run ./bench/suite -quick       # small N, one pass of each scenario
+//	go run ./bench/suite -scenarios probes -out bench/results/<dir>
 //	go run ./bench/suite -render bench/results/<dir>/suite.json
 package main
 
@@ -41,9 +42,13 @@ type config struct {
 	containerdP string
 	render      string
 	idleWindow  time.Duration
+	probeWindow time.Duration
+	probeRuns   int
+	probePods   int
+	probeAgents string
 }
 
-var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet"}
+var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes"}
 
 func parseFlags(args []string) (*config, error) {
 	c := &config{}
@@ -57,6 +62,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.containerdP, "containerd-pid-file", "/run/podline-dev/containerd.pid", "pid file of the harness containerd")
 	fs.StringVar(&c.render, "render", "", "re-render the report and plots of a stored suite.json and exit")
 	fs.DurationVar(&c.idleWindow, "idle-window", 0, "idle measurement window (default 60s, 5s with -quick)")
+	fs.DurationVar(&c.probeWindow, "probe-window", 0, "probes: steady-state window (default 60s, 5s with -quick)")
+	fs.IntVar(&c.probeRuns, "probe-runs", 3, "probes: runs of each podline case (the kubelet's: this minus 2, at least 1)")
+	fs.StringVar(&c.probeAgents, "probe-agents", "podline,kubelet", "probes: agents to run")
+	fs.IntVar(&c.probePods, "probe-pods", 0, "probes: run only the cases with this many pods (default all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -79,6 +88,12 @@ func parseFlags(args []string) (*config, error) {
 		c.idleWindow = 60 * time.Second
 		if c.quick {
 			c.idleWindow = 5 * time.Second
+		}
+	}
+	if c.probeWindow == 0 {
+		c.probeWindow = 60 * time.Second
+		if c.quick {
+			c.probeWindow = 5 * time.Second
 		}
 	}
 	return c, nil

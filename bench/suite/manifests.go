@@ -34,13 +34,14 @@ spec:
 // podWriter writes manifests into an agent's static pod directory and
 // remembers when each became visible there.
 type podWriter struct {
-	dir     string
-	written map[string]time.Time // by the pod's name as the agent shows it
-	files   []string             // in the order written, for churn
+	dir      string
+	manifest func(name string) []byte
+	written  map[string]time.Time // by the pod's name as the agent shows it
+	files    []string             // in the order written, for churn
 }
 
 func newPodWriter(dir string) *podWriter {
-	return &podWriter{dir: dir, written: map[string]time.Time{}}
+	return &podWriter{dir: dir, manifest: manifest, written: map[string]time.Time{}}
 }
 
 // add writes the manifest of pod name and returns the static pod's name,
@@ -48,7 +49,7 @@ func newPodWriter(dir string) *podWriter {
 func (w *podWriter) add(name string) (string, error) {
 	// Write then rename, so a watcher never reads half a file.
 	tmp := filepath.Join(w.dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, manifest(name), 0o644); err != nil {
+	if err := os.WriteFile(tmp, w.manifest(name), 0o644); err != nil {
 		return "", err
 	}
 	path := filepath.Join(w.dir, name+".yaml")

@@ -59,14 +59,27 @@ func run(ctx context.Context, cfg *config) error {
 			s.run.Warnings = append(s.run.Warnings, fmt.Sprintf("%s %s %s %d pods: %v", c.key.Agent, c.key.Mode, c.key.Runtime, c.key.Pods, err))
 		}
 	}
-	s.run.Ratios = ratios(s.run)
-	s.run.Seconds = time.Since(s.run.Started).Seconds()
 	out := cfg.out
 	if out == "" {
 		out = filepath.Join(cfg.repo, "bench", "results", time.Now().Format("2006-01-02")+"-"+s.run.Machine.Hostname)
 		if cfg.quick {
 			out = filepath.Join(tmp, "results")
 		}
+	}
+	var probesErr error
+	if cfg.scenarios["probes"] {
+		if probesErr = s.probesScenario(ctx, out); probesErr != nil && ctx.Err() != nil {
+			return probesErr
+		}
+	}
+	s.run.Ratios = ratios(s.run)
+	s.run.Seconds = time.Since(s.run.Started).Seconds()
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && cfg.scenarios["probes"] {
+		// Only the probes scenario ran: no suite.md to write over.
+		return probesErr
+	}
+	if probesErr != nil {
+		s.run.Warnings = append(s.run.Warnings, probesErr.Error())
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -101,7 +114,7 @@ func (s *suite) build(ctx context.Context) error {
 	if out, err := exec.CommandContext(ctx, "git", "-C", s.cfg.repo, "describe", "--always", "--dirty").Output(); err == nil {
 		s.run.Podline = strings.TrimSpace(s.run.Podline + " (" + strings.TrimSpace(string(out)) + ")")
 	}
-	if !s.cfg.scenarios["kubelet"] {
+	if !s.cfg.scenarios["kubelet"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) {
 		return nil
 	}
 	s.kubelet = s.cfg.kubelet

@@ -24,11 +24,12 @@ type watcher struct {
 	interval time.Duration // the shortest gap
 	gap      time.Duration // the gap after the last poll
 	running  map[string]time.Time
+	ready    map[string]time.Time // first seen Ready
 	polls    int
 }
 
 func newWatcher(a agent, n int) *watcher {
-	return &watcher{a: a, interval: pollInterval(n), running: map[string]time.Time{}}
+	return &watcher{a: a, interval: pollInterval(n), running: map[string]time.Time{}, ready: map[string]time.Time{}}
 }
 
 // poll is one GET /pods; it returns how many pods it listed.
@@ -47,6 +48,9 @@ func (w *watcher) poll(ctx context.Context) (int, error) {
 		p := &pods[i]
 		if _, seen := w.running[p.Metadata.Name]; !seen && p.Running() {
 			w.running[p.Metadata.Name] = at
+		}
+		if _, seen := w.ready[p.Metadata.Name]; !seen && p.Ready() {
+			w.ready[p.Metadata.Name] = at
 		}
 	}
 	return len(pods), nil

@@ -43,6 +43,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		preload      = fs.String("preload", defaultPreload, "comma-separated images present from the start; any other image can be pulled")
 		fsMountpoint = fs.String("fs-mountpoint", "/", "existing directory reported as the image and container filesystem")
 		logFiles     = fs.Bool("log-files", true, "create each container's empty log file, as a runtime does")
+		podSubnet    = fs.String("pod-subnet", fake.DefaultPodSubnet, "IPv4 /16 pod addresses come from; 127.x.0.0/16 gives each pod a loopback address")
 	)
 	fs.StringVar(&c.listen, "listen", "", "unix socket path to serve CRI on (required; a stale socket is replaced)")
 	fs.StringVar(&c.control, "control", "", "HTTP control listener: host:port or a unix socket path (default none)")
@@ -82,6 +83,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	c.opts.Preloaded = splitList(*preload)
 	c.opts.FsMountpoint = *fsMountpoint
 	c.opts.LogFiles = *logFiles
+	if _, err := fake.ParsePodSubnet(*podSubnet); err != nil {
+		return c, fmt.Errorf("%w: --pod-subnet: %v", errUsage, err)
+	}
+	c.opts.PodSubnet = *podSubnet
 	return c, nil
 }
 

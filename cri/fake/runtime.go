@@ -53,7 +53,7 @@ func (s *Server) RuntimeConfig(context.Context, *runtimeapi.RuntimeConfigRequest
 }
 
 // UpdateRuntimeConfig accepts and ignores the pod CIDR, as the fake's
-// addresses always come from 10.88.0.0/16.
+// addresses always come from Options.PodSubnet.
 func (s *Server) UpdateRuntimeConfig(context.Context, *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
 	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
 }

@@ -43,7 +43,7 @@ func (s *Server) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxR
 	if sb.netMode != runtimeapi.NamespaceMode_NODE {
 		host, ip, ok := s.ips.take()
 		if !ok {
-			return nil, status.Error(codes.ResourceExhausted, "no free address in 10.88.0.0/16")
+			return nil, status.Errorf(codes.ResourceExhausted, "no free address in %s", s.ips.subnet())
 		}
 		sb.ipHost, sb.ip = host, ip
 	}

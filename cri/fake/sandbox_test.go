@@ -100,7 +100,7 @@ func TestSandboxIPsUnique(t *testing.T) {
 }
 
 func TestIPPoolExhaustionAndWrap(t *testing.T) {
-	p := newIPPool()
+	p := newIPPool("")
 	n := lastHost - firstHost + 1
 	for i := range n {
 		if _, _, ok := p.take(); !ok {
@@ -114,5 +114,17 @@ func TestIPPoolExhaustionAndWrap(t *testing.T) {
 	host, ip, ok := p.take()
 	if !ok || host != 1234 || ip != "10.88.4.210" {
 		t.Fatalf("after release got %d %q %v, want 1234 10.88.4.210", host, ip, ok)
+	}
+}
+
+func TestIPPoolSubnet(t *testing.T) {
+	p := newIPPool("127.88.0.0/16")
+	if _, ip, ok := p.take(); !ok || ip != "127.88.0.2" {
+		t.Fatalf("first address %q %v, want 127.88.0.2", ip, ok)
+	}
+	for _, bad := range []string{"10.0.0.0/8", "fd00::/16", "x"} {
+		if _, err := ParsePodSubnet(bad); err == nil {
+			t.Errorf("ParsePodSubnet(%q) accepted it", bad)
+		}
 	}
 }

@@ -65,6 +65,12 @@ type Options struct {
 	// container's empty log file (and its directory), as a runtime's log
 	// writer does; clients that rotate or measure logs need it to exist.
 	LogFiles bool
+	// PodSubnet is the IPv4 /16 pod addresses come from (default
+	// 10.88.0.0/16). A subnet of 127.0.0.0/8, e.g. 127.88.0.0/16, gives
+	// every pod a loopback address of its own: one server on 0.0.0.0
+	// answers every pod's HTTP probe, which is what the probes benchmark
+	// needs.
+	PodSubnet string
 }
 
 // Server is the fake runtime. Create it with New; it is safe for
@@ -110,7 +116,7 @@ func New(opts Options) *Server {
 		containers: make(map[string]*container),
 		names:      make(map[string]string),
 		images:     make(map[string]*image),
-		ips:        newIPPool(),
+		ips:        newIPPool(opts.PodSubnet),
 		streams:    make(map[*eventStream]struct{}),
 		byPod:      newPodIndex(),
 	}

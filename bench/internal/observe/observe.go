@@ -44,6 +44,7 @@ type Pod struct {
 		Phase             string `json:"phase"`
 		ContainerStatuses []struct {
 			ContainerID string `json:"containerID"`
+			Ready       bool   `json:"ready"`
 			State       struct {
 				Running    *struct{} `json:"running"`
 				Terminated *struct {
@@ -61,6 +62,19 @@ func (p *Pod) Running() bool {
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.State.Running == nil || cs.ContainerID == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Ready is true when the pod runs and every container of it is ready.
+func (p *Pod) Ready() bool {
+	if !p.Running() {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if !cs.Ready {
 			return false
 		}
 	}
@@ -99,6 +113,12 @@ func (c *Client) Pods(ctx context.Context) ([]Pod, time.Time, error) {
 // Metrics fetches /metrics; the caller closes the body.
 func (c *Client) Metrics(ctx context.Context) (io.ReadCloser, error) {
 	body, _, err := c.get(ctx, "/metrics")
+	return body, err
+}
+
+// Get fetches path (e.g. "/metrics/probes"); the caller closes the body.
+func (c *Client) Get(ctx context.Context, path string) (io.ReadCloser, error) {
+	body, _, err := c.get(ctx, path)
 	return body, err
 }
 
