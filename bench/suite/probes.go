@@ -473,8 +473,8 @@ func probesMarkdown(run *result.Run, runs []probeRun, failed []string) string {
 			f(func(r probeRun) float64 { return r.CPUPer1kProbes }, 2),
 			f(func(r probeRun) float64 { return r.ProbesPerSec }, 0), exp,
 			f(func(r probeRun) float64 { return r.ProberTotalPerSc }, 0),
-			f(func(r probeRun) float64 { return r.LateP50ms }, 1),
-			f(func(r probeRun) float64 { return r.LateP99ms }, 1),
+			lateCell(rs, func(r probeRun) float64 { return r.LateP50ms }),
+			lateCell(rs, func(r probeRun) float64 { return r.LateP99ms }),
 			f(func(r probeRun) float64 { return float64(r.Goroutines) }, 0),
 			f(func(r probeRun) float64 { return float64(r.FDs) }, 0),
 			f(func(r probeRun) float64 { return r.RSSMiB }, 0))
@@ -494,6 +494,17 @@ func probesMarkdown(run *result.Run, runs []probeRun, failed []string) string {
 		}
 	}
 	return b.String()
+}
+
+// lateCell is "–" when a run's window held no interval (shorter than a
+// period).
+func lateCell(rs []probeRun, get func(probeRun) float64) string {
+	for _, r := range rs {
+		if r.Intervals == 0 {
+			return "–"
+		}
+	}
+	return medRange(rs, get, 1)
 }
 
 func medRange(rs []probeRun, get func(probeRun) float64, prec int) string {
