@@ -116,7 +116,24 @@ spec:
 // killMain SIGKILLs the container's main process, found through its cgroup.
 func (a *agent) killMain(p *v1.Pod) {
 	a.t.Helper()
-	id := strings.TrimPrefix(p.Status.ContainerStatuses[0].ContainerID, "containerd://")
+	a.killMainID(p, p.Status.ContainerStatuses[0].ContainerID)
+}
+
+// killMainOf SIGKILLs the main process of p's init container name.
+func (a *agent) killMainOf(p *v1.Pod, name string) {
+	a.t.Helper()
+	for _, cs := range p.Status.InitContainerStatuses {
+		if cs.Name == name {
+			a.killMainID(p, cs.ContainerID)
+			return
+		}
+	}
+	a.t.Fatalf("no init container %s in %s", name, describe(p))
+}
+
+func (a *agent) killMainID(p *v1.Pod, containerID string) {
+	a.t.Helper()
+	id := strings.TrimPrefix(containerID, "containerd://")
 	pattern := filepath.Join("/sys/fs/cgroup/unified", a.cgroup, "kubepods", "*", "pod"+string(p.UID), id, "cgroup.procs")
 	matches, _ := filepath.Glob(pattern)
 	if len(matches) != 1 {
