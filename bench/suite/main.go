@@ -64,7 +64,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.idleWindow, "idle-window", 0, "idle measurement window (default 60s, 5s with -quick)")
 	fs.DurationVar(&c.probeWindow, "probe-window", 0, "probes: steady-state window (default 60s, 5s with -quick)")
 	fs.IntVar(&c.probeRuns, "probe-runs", 3, "probes: runs of each podline case (the kubelet's: this minus 2, at least 1)")
-	fs.StringVar(&c.probeAgents, "probe-agents", "podline,kubelet", "probes: agents to run")
+	fs.StringVar(&c.probeAgents, "probe-agents", "", "probes: agents to run (default podline,kubelet; podline alone with -quick, a smoke run that must not wait on the kubelet's probes)")
 	fs.IntVar(&c.probePods, "probe-pods", 0, "probes: run only the cases with this many pods (default all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -88,6 +88,12 @@ func parseFlags(args []string) (*config, error) {
 		c.idleWindow = 60 * time.Second
 		if c.quick {
 			c.idleWindow = 5 * time.Second
+		}
+	}
+	if c.probeAgents == "" {
+		c.probeAgents = "podline,kubelet"
+		if c.quick {
+			c.probeAgents = "podline"
 		}
 	}
 	if c.probeWindow == 0 {
