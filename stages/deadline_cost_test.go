@@ -1,12 +1,8 @@
 package stages
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,25 +15,8 @@ import (
 // own until the deadline comes.
 func TestWaitingDeadlinesCostOneQueueEntryEach(t *testing.T) {
 	const pods = 10_000
-	var handled atomic.Int64
-	next := HandlerFunc(func(w *Work) Outcome {
-		handled.Add(1)
-		return Next()
-	})
-	var handlers [NumStages]Handler
-	var workers [NumStages]int
-	for s := range handlers {
-		handlers[s], workers[s] = next, 2
-	}
-	p, err := New(Config{Window: 256, Workers: workers, Handlers: handlers,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { p.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	p, handled := countingPipeline(t, 256, 2)
+	runPipeline(t, p)
 	<-p.started
 	before := runtime.NumGoroutine()
 
