@@ -85,8 +85,10 @@ func TestPreStopOnce(t *testing.T) {
 }
 
 // hookRuntime is a ContainerRuntime for the preStop tests: exec answers
-// per container, and every call is logged with its time.
+// per container, and every call is logged with its time. The calls the
+// tests do not look at are stopRecorder's.
 type hookRuntime struct {
+	stopRecorder
 	exec  func(ctx context.Context, id string) (*runtimeapi.ExecSyncResponse, error)
 	mu    sync.Mutex
 	calls []string
@@ -117,17 +119,6 @@ func (r *hookRuntime) StopContainer(_ context.Context, id string, grace time.Dur
 	r.mu.Unlock()
 	return nil
 }
-
-func (r *hookRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi.ContainerStatus, error) {
-	return &runtimeapi.ContainerStatus{Id: id, State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: 143,
-		Metadata: &runtimeapi.ContainerMetadata{Name: id[:len(id)-1]}}, nil
-}
-
-func (r *hookRuntime) CreateContainer(context.Context, string, *runtimeapi.ContainerConfig, *runtimeapi.PodSandboxConfig) (string, error) {
-	panic("not used")
-}
-func (r *hookRuntime) StartContainer(context.Context, string) error  { panic("not used") }
-func (r *hookRuntime) RemoveContainer(context.Context, string) error { panic("not used") }
 
 // eventList records events as "type reason container: message".
 type eventList struct {
