@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -75,10 +76,17 @@ func TestClusterNodeReady(t *testing.T) {
 	}
 
 	leases := n.cp.admin.CoordinationV1().Leases("kube-node-lease")
-	lease, err := leases.Get(apiCtx, n.name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("node lease: %v", err)
-	}
+	// The lease is made by its own loop, next to registration: it may
+	// follow the Node's Ready by a moment.
+	var lease *coordinationv1.Lease
+	eventually(t, 10*time.Second, "node lease made", func() (bool, string) {
+		var err error
+		lease, err = leases.Get(apiCtx, n.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
 	if h := lease.Spec.HolderIdentity; h == nil || *h != n.name {
 		t.Errorf("lease holder = %v, want %s", h, n.name)
 	}

@@ -104,7 +104,8 @@ spec:
 	for i := range pods {
 		a.waitPod(fmt.Sprintf("churn%02d", i), "Failed", 120*time.Second, func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
 	}
-	time.Sleep(5 * time.Second) // two more safety relists
+	// Two more safety relists, and the 5 s grace their findings wait out.
+	time.Sleep(9 * time.Second)
 	if d := a.metric("podline_pleg_relist_discrepancies_total"); d != 0 {
 		t.Fatalf("relist discrepancies after churn = %v", d)
 	}

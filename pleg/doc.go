@@ -17,7 +17,8 @@
 // the cache at once and asks the runtime about that one container to
 // confirm it (a targeted inspection, never a relist). The periodic
 // Relister stays as a safety net: every change it finds that no event
-// delivered is a discrepancy, counted and logged. With --pleg=relist the
+// delivers within a grace after the listing is a discrepancy, applied,
+// counted and logged. With --pleg=relist the
 // Relister alone runs every second, as the kubelet's generic PLEG does.
 //
 // Every source merges into the Cache and calls its notify function with

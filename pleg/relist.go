@@ -63,14 +63,17 @@ type Relister struct {
 	lastOK atomic.Int64 // unix nanoseconds of the last successful relist
 
 	// auditGrace > 0 makes the relist a safety net: what it finds that the
-	// cache did not know, and that happened longer than auditGrace ago, is
-	// a discrepancy: a state no event delivered.
+	// cache does not know, and still does not know auditGrace later, is a
+	// discrepancy: a state no event delivered.
 	auditGrace time.Duration
+	// held counts suspects waiting out the grace (tests wait for zero).
+	held atomic.Int64
 }
 
 // Audit makes periodic relists count and log discrepancies: changes the
-// cache lacked although they are older than grace (events in flight are
-// younger).
+// cache still lacks grace after a listing found them. The grace runs from
+// the listing, not from the change: a runtime that falls behind under load
+// makes an exit visible, and sends its event, seconds after it happened.
 func (r *Relister) Audit(grace time.Duration) { r.auditGrace = grace }
 
 // unhealthyAfter is how long relists may fail before podline reports
@@ -167,6 +170,15 @@ func (r *Relister) relist(ctx context.Context, audit bool) (map[types.UID]struct
 		changed[uid] = struct{}{}
 		mu.Unlock()
 	}
+	// In an audit, what the cache lacks waits out the grace before it is
+	// applied and counted: an event the runtime sent as the listing ran
+	// is still on its way.
+	var found []suspect
+	hold := func(s suspect) {
+		mu.Lock()
+		found = append(found, s)
+		mu.Unlock()
+	}
 
 	nowSandboxes := make(map[string]seen, len(sbs))
 	var inspect []func()
@@ -194,15 +206,14 @@ func (r *Relister) relist(ctx context.Context, audit bool) (map[types.UID]struct
 			} else if !cri.IsNotFound(err) {
 				r.log.Debug("inspect sandbox", "id", sb.GetId(), "err", err)
 			}
-			var prev *Sandbox
 			if audit {
-				prev = r.cache.Get(uid).Sandbox(obs.ID)
+				if prev := r.cache.Get(uid).Sandbox(obs.ID); prev == nil || prev.State != obs.State {
+					hold(suspect{uid: uid, name: name, ns: ns, id: obs.ID, sandbox: true})
+					return
+				}
 			}
 			if r.cache.UpsertSandbox(uid, name, ns, obs) {
 				mark(uid)
-				if audit && (prev == nil || prev.State != obs.State) {
-					r.discrepancy(uid, name, ns, fmt.Sprintf("sandbox %s %s", shortID(obs.ID), obs.State))
-				}
 			}
 		})
 	}
@@ -231,37 +242,41 @@ func (r *Relister) relist(ctx context.Context, audit bool) (map[types.UID]struct
 			} else {
 				r.log.Debug("inspect container", "id", c.GetId(), "err", err)
 			}
-			var prev *Container
 			if audit {
-				prev = r.cache.Get(uid).Container(obs.ID)
+				if prev := r.cache.Get(uid).Container(obs.ID); prev == nil || prev.State != obs.State {
+					hold(suspect{uid: uid, id: obs.ID, sandboxID: c.GetPodSandboxId()})
+					return
+				}
 			}
 			if r.cache.UpsertContainer(uid, obs) {
 				mark(uid)
-				if audit && (prev == nil || prev.State != obs.State) && time.Since(obs.changedAt()) > r.auditGrace {
-					r.discrepancy(uid, "", "", fmt.Sprintf("container %s (%s) %s", obs.Name, shortID(obs.ID), obs.State))
-				}
 			}
 		})
 	}
 	runBounded(inspect, inspectParallelism)
 
 	for id, uid := range before.containers {
-		if _, ok := nowContainers[id]; !ok && r.cache.RemoveContainer(uid, id) {
+		if _, ok := nowContainers[id]; ok {
+			continue
+		}
+		if audit {
+			found = append(found, suspect{uid: uid, id: id, removed: true})
+		} else if r.cache.RemoveContainer(uid, id) {
 			changed[uid] = struct{}{}
-			if audit {
-				r.discrepancy(uid, "", "", fmt.Sprintf("container %s removed", shortID(id)))
-			}
 		}
 	}
 	for id, uid := range before.sandboxes {
-		if _, ok := nowSandboxes[id]; !ok && r.cache.RemoveSandbox(uid, id) {
+		if _, ok := nowSandboxes[id]; ok {
+			continue
+		}
+		if audit {
+			found = append(found, suspect{uid: uid, id: id, sandbox: true, removed: true})
+		} else if r.cache.RemoveSandbox(uid, id) {
 			changed[uid] = struct{}{}
-			if audit {
-				r.discrepancy(uid, "", "", fmt.Sprintf("sandbox %s removed", shortID(id)))
-			}
 		}
 	}
 	r.sandboxes, r.containers = nowSandboxes, nowContainers
+	r.hold(found)
 	return changed, nil
 }
 

@@ -178,29 +178,54 @@ func TestFirstRelistIsNoDiscrepancy(t *testing.T) {
 		}
 		return id
 	}
-	exited, running := start("old"), start("app")
+	exited, running, caught := start("old"), start("app"), start("caught")
 	if err := srv.ExitContainer(exited, 1); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond) // older than the audit grace below
 
-	r := pleg.NewRelister(rt, pleg.NewCache(), time.Hour, func(types.UID) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	r.Audit(time.Millisecond)
+	cache := pleg.NewCache()
+	r := pleg.NewRelister(rt, cache, time.Hour, func(types.UID) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	const grace = 50 * time.Millisecond
+	r.Audit(grace)
 	before := pleg.Discrepancies()
 	if err := r.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
+	settled := func() {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for r.Settling() && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	settled()
 	if d := pleg.Discrepancies() - before; d != 0 {
 		t.Fatalf("the first listing counted %d discrepancies", d)
 	}
-	if err := srv.ExitContainer(running, 2); err != nil {
-		t.Fatal(err)
+
+	// Two exits: one an event brings within the grace after the listing
+	// found it, one nothing brings. Only the second is missed.
+	for _, id := range []string{running, caught} {
+		if err := srv.ExitContainer(id, 2); err != nil {
+			t.Fatal(err)
+		}
 	}
-	time.Sleep(5 * time.Millisecond)
 	if err := r.Relist(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if c := cache.Get("u1").Container(running); c == nil || c.State == pleg.ContainerExited {
+		t.Fatalf("an audit applied the exit before its grace: %+v", c)
+	}
+	st, err := rt.ContainerStatus(ctx, caught)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache.UpsertContainer("u1", pleg.ContainerFromStatus(st, sb)) // the event, late
+	settled()
 	if d := pleg.Discrepancies() - before; d != 1 {
-		t.Fatalf("an exit no event delivered counted %d discrepancies, want 1", d)
+		t.Fatalf("one exit no event delivered counted %d discrepancies, want 1", d)
+	}
+	if c := cache.Get("u1").Container(running); c == nil || c.State != pleg.ContainerExited || c.ExitCode != 2 {
+		t.Fatalf("after the grace the audit did not apply the exit: %+v", c)
 	}
 }

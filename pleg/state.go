@@ -91,19 +91,6 @@ func (c *Container) newerThan(old *Container) bool {
 	}
 	return c.Detailed && !old.Detailed
 }
-
-// changedAt is when the container entered its current state, as far as
-// known.
-func (c *Container) changedAt() time.Time {
-	switch c.State {
-	case ContainerExited:
-		return c.FinishedAt
-	case ContainerRunning:
-		return c.StartedAt
-	}
-	return c.CreatedAt
-}
-
 // Pod is everything the runtime holds for one pod UID, as last observed.
 // A Pod value is immutable once published in a Cache: writers copy it.
 type Pod struct {
