@@ -5,11 +5,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/cri"
+	"github.com/podline/podline/cri/fake"
 )
 
 // countingExec succeeds at once and says when a number of runs is reached.
@@ -60,4 +66,77 @@ func BenchmarkScheduler10k(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(probes, "probes")
+}
+
+// rawHTTPServer answers every connection with one fixed 200 and closes
+// it: a server as cheap as can be, so that a benchmark measures the probe.
+func rawHTTPServer(b *testing.B) (string, int) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 1024)
+				_, _ = c.Read(buf)
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			}()
+		}
+	}()
+	a := l.Addr().(*net.TCPAddr)
+	return a.IP.String(), a.Port
+}
+
+// BenchmarkHTTPProbe is one httpGet run against a local server: dial,
+// request, response, close.
+func BenchmarkHTTPProbe(b *testing.B) {
+	ip, port := rawHTTPServer(b)
+	h := newHTTPHandler(&v1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt(port)}, &v1.Container{Name: "app"})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := h.run(ctx, target{ip: ip}, time.Second); out.verdict != succeeded {
+			b.Fatalf("run: %+v", out)
+		}
+	}
+}
+
+// BenchmarkExecProbe is one exec run through podline's CRI client to the
+// fake runtime over its unix socket: what an exec probe costs the agent
+// beyond the runtime's own work (the fake's server side is in the figure).
+func BenchmarkExecProbe(b *testing.B) {
+	sock, _ := fake.Listen(b, fake.Options{})
+	ctx := context.Background()
+	rt, err := cri.Dial(ctx, sock, "", 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: "u1"}}
+	sb, err := rt.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	id, err := rt.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: "busybox"}}, sbCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		b.Fatal(err)
+	}
+	h := &execHandler{cmd: []string{"cat", "/tmp/healthy"}, execer: rt}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := h.run(ctx, target{containerID: id}, time.Second); out.verdict != succeeded {
+			b.Fatalf("run: %+v", out)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,9 +23,29 @@ import (
 // hookUserAgent is what the kubelet's HTTP hooks say they are.
 const hookUserAgent = "kube-lifecycle/1.36"
 
-// hookClient sends HTTP hooks: the probes' transport (no keep-alives, no
-// certificate check) and redirects, without a timeout.
-var hookClient = &http.Client{Transport: probeTransport, CheckRedirect: sameHostRedirects}
+// hookClient sends HTTP hooks as the probes go out (no keep-alives, no
+// certificate check, same-host redirects), without a timeout. Hooks are
+// rare: net/http's client is good enough for them.
+var hookClient = &http.Client{
+	Transport: &http.Transport{
+		DialContext:       probeDialer.DialContext,
+		TLSClientConfig:   probeTLS,
+		DisableKeepAlives: true,
+	},
+	CheckRedirect: sameHostRedirects,
+}
+
+// sameHostRedirects follows redirects as the kubelet does: to the same host
+// only, at most maxRedirects. A redirect elsewhere ends with the 3xx.
+func sameHostRedirects(req *http.Request, via []*http.Request) error {
+	if req.URL.Hostname() != via[0].URL.Hostname() {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= maxRedirects {
+		return errTooManyRedirects
+	}
+	return nil
+}
 
 var (
 	errInvalidHook = errors.New("invalid handler: no exec, httpGet or sleep action")
@@ -111,6 +132,24 @@ func httpHook(ctx context.Context, g *v1.HTTPGetAction, c *v1.Container, podIP s
 		return HookResult{Err: err}
 	}
 	return HookResult{Fallback: plain.URL.Host}
+}
+
+// request is the hook's GET to the pod's address ip unless the action
+// names a host.
+func (h *httpHandler) request(ctx context.Context, ip string) (*http.Request, error) {
+	host := h.host
+	if host == "" {
+		host = ip
+	}
+	u := h.url
+	u.Host = net.JoinHostPort(host, h.port)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = h.header.Clone()
+	req.Host = h.hostHeader
+	return req, nil
 }
 
 // send does one request and reads a little of the answer before closing

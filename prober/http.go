@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,11 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -25,47 +28,30 @@ const (
 	maxRedirects = 10
 )
 
-// probeTransport is shared by every HTTP probe. Keep-alives are off, as
-// the kubelet has them: thousands of pods probed every few seconds would
-// otherwise each keep an idle connection (an fd here and a socket in the
-// container) between runs, and a container restarted behind the same IP
-// would be reached on a dead one. Every run opens one connection and
-// closes it with the response body. No proxy: the targets are pod IPs.
-var probeTransport = &http.Transport{
-	DialContext:       (&net.Dialer{}).DialContext,
-	TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
-	DisableKeepAlives: true,
-}
-
 // bodyBuffers hold the first maxOutput bytes of a response body: read so
 // that a small answer is taken whole before the connection closes, kept
 // only when an event needs it.
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, maxOutput); return &b }}
 
+// readers buffer a response's status line and headers.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
 var errTooManyRedirects = errors.New("stopped after 10 redirects")
 
-// sameHostRedirects follows redirects as the kubelet does: to the same host
-// only (a probe must not be sent elsewhere by the container it checks),
-// at most maxRedirects. A redirect elsewhere ends the run with the 3xx
-// itself, which succeeds with a warning.
-func sameHostRedirects(req *http.Request, via []*http.Request) error {
-	if req.URL.Hostname() != via[0].URL.Hostname() {
-		return http.ErrUseLastResponse
-	}
-	if len(via) >= maxRedirects {
-		return errTooManyRedirects
-	}
-	return nil
-}
+// probeTLS skips verification, as the kubelet's probes do: a pod's
+// certificate is for its clients, not for the node.
+var probeTLS = &tls.Config{InsecureSkipVerify: true}
 
 // httpHandler is an httpGet probe, its URL and headers prepared once.
 type httpHandler struct {
 	url        url.URL // scheme, path and query; the host is set per run
 	host       string  // httpGet.host; the pod IP when empty
 	port       string
-	header     http.Header
-	hostHeader string
-	err        error // the port did not resolve: every run errors
+	header     http.Header // the request's headers but Host (hooks send them through net/http)
+	wire       []byte      // the same as header lines, ready to send
+	hostHeader string      // a Host header the user set
+	bad        string      // a header no request may carry: every run fails
+	err        error       // the port did not resolve: every run errors
 }
 
 func newHTTPHandler(g *v1.HTTPGetAction, c *v1.Container) *httpHandler {
@@ -93,70 +79,164 @@ func newHTTPHandlerAs(g *v1.HTTPGetAction, c *v1.Container, ua string) *httpHand
 	if h.url.Scheme == "" {
 		h.url.Scheme = "http"
 	}
-	h.header = make(http.Header, len(g.HTTPHeaders)+2)
+	header := make(http.Header, len(g.HTTPHeaders)+2)
 	for _, hd := range g.HTTPHeaders {
-		h.header.Add(hd.Name, hd.Value)
+		header.Add(hd.Name, hd.Value)
 	}
-	if _, ok := h.header["User-Agent"]; !ok {
-		h.header.Set("User-Agent", ua)
+	if _, ok := header["User-Agent"]; !ok {
+		header.Set("User-Agent", ua)
 	}
-	if _, ok := h.header["Accept"]; !ok {
-		h.header.Set("Accept", "*/*")
-	} else if h.header.Get("Accept") == "" {
+	if _, ok := header["Accept"]; !ok {
+		header.Set("Accept", "*/*")
+	} else if header.Get("Accept") == "" {
 		// An empty Accept set by the user means none at all.
-		h.header.Del("Accept")
+		header.Del("Accept")
 	}
-	h.hostHeader = h.header.Get("Host")
+	h.hostHeader = header.Get("Host")
+	header.Del("Host")
+	header.Del("Connection")
+	for name, values := range header {
+		for _, v := range values {
+			if !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(v) {
+				h.bad = fmt.Sprintf("invalid header %q", name)
+			}
+		}
+	}
+	var b strings.Builder
+	_ = header.Write(&b)
+	b.WriteString("Connection: close\r\n\r\n")
+	h.header, h.wire = header, []byte(b.String())
 	return h
 }
 
-// request is the GET of one run, to the pod's address ip unless the
-// action names a host.
-func (h *httpHandler) request(ctx context.Context, ip string) (*http.Request, error) {
-	host := h.host
-	if host == "" {
-		host = ip
-	}
-	u := h.url
-	u.Host = net.JoinHostPort(host, h.port)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	// The header map is the handler's own and never runs twice at once;
-	// the client copies it for redirects and never writes to it.
-	req.Header = h.header
-	req.Host = h.hostHeader
-	return req, nil
-}
-
+// run sends the GET, to the pod's address unless the action names a
+// host, and follows same-host redirects, all within timeout.
 func (h *httpHandler) run(ctx context.Context, t target, timeout time.Duration) outcome {
 	if h.err != nil {
 		return outcome{verdict: errored, err: h.err}
 	}
-	req, err := h.request(ctx, t.ip)
-	if err != nil {
-		return outcome{verdict: failed, output: err.Error()}
+	host := h.host
+	if host == "" {
+		host = t.ip
 	}
-	client := http.Client{Transport: probeTransport, CheckRedirect: sameHostRedirects, Timeout: timeout}
-	res, err := client.Do(req)
-	if err != nil {
-		// Refused, timed out, too many redirects: the error is the message.
-		return outcome{verdict: failed, output: err.Error()}
+	u := h.url
+	u.Host = net.JoinHostPort(host, h.port)
+	if h.bad != "" {
+		return outcome{verdict: failed, output: fmt.Sprintf("Get %q: %s", u.String(), h.bad)}
 	}
-	defer res.Body.Close()
+	deadline := time.Now().Add(timeout)
+	hostHeader := h.hostHeader
 	buf := bodyBuffers.Get().(*[]byte)
 	defer bodyBuffers.Put(buf)
-	// The status decides; the body is read up to maxOutput (a larger one
-	// is cut when the connection closes) and a read error changes nothing.
-	n, _ := io.ReadFull(res.Body, *buf)
-	switch {
-	case res.StatusCode >= 200 && res.StatusCode < 300:
-		return outcome{verdict: succeeded}
-	case res.StatusCode >= 300 && res.StatusCode < 400:
-		return outcome{verdict: warned, output: "Probe terminated redirects, Response body: " + string((*buf)[:n])}
+	for hops := 1; ; hops++ {
+		code, location, n, err := h.get(ctx, &u, hostHeader, deadline, *buf)
+		if err != nil {
+			return outcome{verdict: failed, output: requestError(&u, err)}
+		}
+		if location != "" && isRedirect(code) {
+			next, err := u.Parse(location)
+			switch {
+			case err != nil:
+				return outcome{verdict: failed, output: fmt.Sprintf("Get %q: failed to parse Location header %q: %v", u.String(), location, err)}
+			case next.Hostname() != host:
+				// Not followed: the run ends with the 3xx itself.
+			case hops >= maxRedirects:
+				return outcome{verdict: failed, output: fmt.Sprintf("Get %q: %v", next.String(), errTooManyRedirects)}
+			default:
+				if next.IsAbs() {
+					hostHeader = "" // a Host the user set is for the first URL's host
+				}
+				u = *next
+				continue
+			}
+		}
+		switch {
+		case code >= 200 && code < 300:
+			return outcome{verdict: succeeded}
+		case code >= 300 && code < 400:
+			return outcome{verdict: warned, output: "Probe terminated redirects, Response body: " + string((*buf)[:n])}
+		}
+		// Never the body: it may hold what the application would not show
+		// in an event (kubernetes/kubernetes#99425).
+		return outcome{verdict: failed, output: fmt.Sprintf("HTTP probe failed with statuscode: %d", code)}
 	}
-	// Never the body: it may hold what the application would not show in
-	// an event (kubernetes/kubernetes#99425).
-	return outcome{verdict: failed, output: fmt.Sprintf("HTTP probe failed with statuscode: %d", res.StatusCode)}
+}
+
+// get makes one request on a connection of its own and closes it. It
+// returns the status, the Location header and how much of the body (up to
+// len(body)) it read into body; a body cut short changes nothing.
+func (h *httpHandler) get(ctx context.Context, u *url.URL, hostHeader string, deadline time.Time, body []byte) (code int, location string, n int, err error) {
+	d := probeDialer
+	d.Deadline = deadline
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return 0, "", 0, err
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	if u.Scheme == "https" {
+		tc := tls.Client(conn, tlsFor(u.Hostname()))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return 0, "", 0, err
+		}
+		conn = tc
+	}
+	if hostHeader == "" {
+		hostHeader = u.Host
+	}
+	req := make([]byte, 0, 64+len(u.Path)+len(u.RawQuery)+len(hostHeader)+len(h.wire))
+	req = append(req, "GET "...)
+	req = append(req, u.RequestURI()...)
+	req = append(req, " HTTP/1.1\r\nHost: "...)
+	req = append(req, hostHeader...)
+	req = append(req, "\r\n"...)
+	req = append(req, h.wire...)
+	if _, err := conn.Write(req); err != nil {
+		return 0, "", 0, err
+	}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(conn)
+	defer func() { br.Reset(nil); readers.Put(br) }()
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	n, _ = io.ReadFull(res.Body, body)
+	return res.StatusCode, res.Header.Get("Location"), n, nil
+}
+
+// tlsFor is the TLS configuration for a server name: SNI for a host name,
+// none for an address.
+func tlsFor(host string) *tls.Config {
+	if net.ParseIP(host) != nil {
+		return probeTLS
+	}
+	c := probeTLS.Clone()
+	c.ServerName = host
+	return c
+}
+
+// isRedirect reports whether a status is one a client follows.
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// requestError words a failed request as the kubelet's events do (they
+// come from Go's HTTP client there).
+func requestError(u *url.URL, err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("Get %q: context deadline exceeded (Client.Timeout exceeded while awaiting headers)", u.String())
+	}
+	return fmt.Sprintf("Get %q: %v", u.String(), err)
 }

@@ -9,8 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-var tcpDialer net.Dialer
-
 // tcpHandler is a tcpSocket probe: a connection made within the timeout is
 // a success, closed at once.
 type tcpHandler struct {
@@ -38,9 +36,9 @@ func (h *tcpHandler) run(ctx context.Context, t target, timeout time.Duration) o
 	if host == "" {
 		host = t.ip
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	conn, err := tcpDialer.DialContext(ctx, "tcp", net.JoinHostPort(host, h.port))
+	d := probeDialer
+	d.Deadline = time.Now().Add(timeout)
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, h.port))
 	if err != nil {
 		return outcome{verdict: failed, output: err.Error()}
 	}
