@@ -53,6 +53,18 @@ func (c *fakeClock) Advance(d time.Duration) {
 	}
 }
 
+// armedAt reports whether a timer is set to fire at t.
+func (c *fakeClock) armedAt(t time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tm := range c.timers {
+		if tm.active && tm.at.Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
 type fakeTimer struct {
 	c      *fakeClock
 	ch     chan time.Time
@@ -220,7 +232,7 @@ func (h *harness) settle() {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		h.m.mu.Lock()
-		idle := h.m.running == 0 && (len(h.m.due) == 0 || h.m.due[0].due.After(h.clock.Now()))
+		idle := h.m.running == 0 && (len(h.m.due) == 0 || h.m.wakeAt(h.m.due[0].due).After(h.clock.Now()))
 		h.m.mu.Unlock()
 		if idle {
 			return

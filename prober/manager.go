@@ -14,6 +14,9 @@ import (
 // DefaultWorkers is how many probes run at once unless Config says.
 const DefaultWorkers = 16
 
+// DefaultCoalesce is the scheduler's wake-up grid unless Config says.
+const DefaultCoalesce = 10 * time.Millisecond
+
 // Config wires a Manager.
 type Config struct {
 	// Exec runs exec probes (podline's cri.Client); without it they error.
@@ -28,7 +31,11 @@ type Config struct {
 	Workers int
 	// Clock is the scheduler's time; the real one if nil.
 	Clock Clock
-	Log   *slog.Logger
+	// Coalesce rounds the scheduler's wake-ups up to this grid, so that
+	// the probes falling due within it run as one burst; DefaultCoalesce
+	// if zero, none if negative.
+	Coalesce time.Duration
+	Log      *slog.Logger
 }
 
 // Manager probes the containers of every pod it is given: one heap of
@@ -41,6 +48,8 @@ type Manager struct {
 	jitter func(period time.Duration) time.Duration
 	work   chan *probe
 	wake   chan struct{}
+	// coalesce is the wake-up grid (0: none).
+	coalesce time.Duration
 
 	mu   sync.Mutex
 	pods map[types.UID]*podEntry
@@ -123,6 +132,12 @@ func New(cfg Config) *Manager {
 	}
 	if m.workers <= 0 {
 		m.workers = DefaultWorkers
+	}
+	switch {
+	case cfg.Coalesce == 0:
+		m.coalesce = DefaultCoalesce
+	case cfg.Coalesce > 0:
+		m.coalesce = cfg.Coalesce
 	}
 	return m
 }

@@ -163,3 +163,61 @@ func TestRemoveStopsProbes(t *testing.T) {
 		t.Fatalf("%d probes left on the heap", left)
 	}
 }
+
+// Probes falling due within one step of the coalescing grid run together
+// at its next point, and none later than that.
+func TestCoalescedWakeUps(t *testing.T) {
+	h := newHarness(t, 4)
+	h.m.coalesce = 10 * time.Millisecond
+	offsets := []time.Duration{
+		time.Second + time.Millisecond, time.Second + 4*time.Millisecond, time.Second + 9*time.Millisecond,
+		time.Second + 12*time.Millisecond,
+	}
+	next := 0
+	h.m.jitter = func(time.Duration) time.Duration { d := offsets[next]; next++; return d }
+	if r := h.clock.Now().UnixNano() % int64(h.m.coalesce); r != 0 {
+		h.step(h.m.coalesce - time.Duration(r)) // start on the grid
+	}
+	for i := range offsets {
+		uid := "co" + string(rune('a'+i))
+		h.m.Sync(podWith(uid, nil, execProbe("ready"), nil), "10.0.0.1", runningApp("c-"+uid, h.clock.Now()))
+	}
+	// The scheduler takes what is due whenever it wakes: let it go to
+	// sleep on its timer first, set for the grid point.
+	gridPoint := h.clock.Now().Add(time.Second + 10*time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); !h.clock.armedAt(gridPoint); {
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduler never slept until the grid point")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.step(time.Second + 9*time.Millisecond)
+	if n := h.exec.total(); n != 0 {
+		t.Fatalf("%d runs before the grid point, want them held to it", n)
+	}
+	h.step(time.Millisecond)
+	if n := h.exec.total(); n != 3 {
+		t.Fatalf("%d runs at the grid point, want the 3 due within its step", n)
+	}
+	h.step(10 * time.Millisecond)
+	if n := h.exec.total(); n != 4 {
+		t.Fatalf("%d runs at the next grid point, want 4", n)
+	}
+}
+
+func TestWakeAt(t *testing.T) {
+	m := &Manager{coalesce: 10 * time.Millisecond}
+	f := func(due, want time.Time) {
+		t.Helper()
+		if got := m.wakeAt(due); !got.Equal(want) {
+			t.Errorf("wakeAt(%v) = %v, want %v", due.UnixNano(), got.UnixNano(), want.UnixNano())
+		}
+	}
+	base := time.Unix(100, 0)
+	f(base, base)
+	f(base.Add(time.Nanosecond), base.Add(10*time.Millisecond))
+	f(base.Add(9999*time.Microsecond), base.Add(10*time.Millisecond))
+	f(base.Add(10*time.Millisecond), base.Add(10*time.Millisecond))
+	m.coalesce = 0
+	f(base.Add(time.Nanosecond), base.Add(time.Nanosecond))
+}

@@ -29,7 +29,7 @@ func (m *Manager) schedule(ctx context.Context) {
 		}
 		wait := time.Duration(-1)
 		if len(batch) == 0 && len(m.due) > 0 {
-			wait = m.due[0].due.Sub(now)
+			wait = m.wakeAt(m.due[0].due).Sub(now)
 		}
 		m.mu.Unlock()
 
@@ -58,6 +58,21 @@ func (m *Manager) schedule(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// wakeAt is when the scheduler wakes for a probe due at due: the next
+// point of the coalescing grid. Every wake-up of an idle process costs
+// thread hand-offs (and, on a VM, exits) that dwarf a probe's own work:
+// 2,000 probes a second spread evenly wake it 2,000 times, on a 10 ms grid
+// at most 100 times, for at most 10 ms of lateness.
+func (m *Manager) wakeAt(due time.Time) time.Time {
+	if m.coalesce <= 0 {
+		return due
+	}
+	if r := due.UnixNano() % int64(m.coalesce); r != 0 {
+		return due.Add(m.coalesce - time.Duration(r))
+	}
+	return due
 }
 
 // shouldRun: the probe has a running container to probe and nothing holds

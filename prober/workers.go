@@ -58,7 +58,6 @@ func (m *Manager) runProbe(ctx context.Context, p *probe) {
 		return
 	}
 	r := m.complete(p, out, took)
-	m.finish(p)
 	m.mu.Unlock()
 
 	if r.reason != "" && m.cfg.Recorder != nil {
@@ -71,6 +70,10 @@ func (m *Manager) runProbe(ctx context.Context, p *probe) {
 	if r.changed && m.cfg.Notify != nil {
 		m.cfg.Notify(r.uid)
 	}
+	// The run ends once its pod was told: until then it counts as running.
+	m.mu.Lock()
+	m.finish(p)
+	m.mu.Unlock()
 }
 
 // finish ends a run: the probe goes back on the heap if it should run.
