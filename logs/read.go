@@ -1,0 +1,185 @@
+package logs
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+)
+
+const (
+	readBuffer  = 64 << 10
+	writeBuffer = 32 << 10
+)
+
+// Read writes the container log at path to w as opts ask, as the kubelet
+// answers /containerLogs: the entries' content, joined where the runtime
+// split a long line, optionally stamped. opts.Previous is the caller's
+// business (it picks path). A missing file is an error matching
+// os.ErrNotExist.
+//
+// With opts.Follow it keeps writing what the runtime appends, across log
+// rotations, until ctx is done (its error, wrapped, is returned) or until
+// running, asked every few seconds, reports the container stopped: what
+// is left is written and Read returns nil. A nil running follows until
+// ctx is done.
+func Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
+	// The runtime writes to the real file; rotation replaces the name in
+	// its own directory, which is the one to watch.
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", path, err)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", path, err)
+	}
+	r, err := newLineReader(f)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", path, err)
+	}
+	defer r.close()
+	flusher, _ := w.(http.Flusher)
+	rd := &reading{
+		path: real,
+		out:  newOutput(bufio.NewWriterSize(w, writeBuffer), flusher, opts),
+		left: -1,
+	}
+	if n := opts.TailLines; n != nil {
+		if err := r.seekTail(*n); err != nil {
+			return fmt.Errorf("tail %d lines of log %s: %w", *n, path, err)
+		}
+		if !opts.Follow {
+			if *n == 0 {
+				return nil
+			}
+			// Stop at the lines found, not at lines written meanwhile.
+			rd.left = *n
+		}
+	}
+	if opts.Follow {
+		return rd.follow(ctx, r, running)
+	}
+	stop, err := rd.drain(r)
+	if err == nil && !stop && opts.TailLines == nil {
+		// A line still being written is shown as far as it goes when
+		// not following, as the kubelet shows it.
+		if rest := r.rest(); len(rest) > 0 {
+			_, err = rd.line(rest)
+		}
+	}
+	if ferr := rd.out.flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// reading is one request's state, shared by the plain and follow reads.
+type reading struct {
+	path string
+	out  *output
+	// left is how many more lines a tail without follow writes; -1 is
+	// no bound.
+	left int64
+}
+
+// drain writes r's complete lines up to the end of its file and reports
+// whether the request is done (byte limit or tail reached).
+func (rd *reading) drain(r *lineReader) (stop bool, err error) {
+	for {
+		b, err := r.next()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read log %s: %w", rd.path, err)
+		}
+		if stop, err := rd.line(b); stop || err != nil {
+			return stop, err
+		}
+	}
+}
+
+func (rd *reading) line(b []byte) (stop bool, err error) {
+	e, err := parseCRI(b)
+	if err != nil {
+		// The kubelet skips what it cannot parse: one torn line (a
+		// runtime killed mid-write) must not hide the rest of the log.
+		// (It refuses the whole file when the first line is the torn
+		// one, as it guesses the format from it; only CRI is read here.)
+		return false, nil
+	}
+	full, err := rd.out.write(&e)
+	if full || err != nil {
+		return true, err
+	}
+	if rd.left > 0 && !e.partial {
+		rd.left--
+		return rd.left == 0, nil
+	}
+	return false, nil
+}
+
+// lineReader reads one log file a line at a time.
+type lineReader struct {
+	f    *os.File
+	info os.FileInfo // the file's identity, to tell a rotation
+	br   *bufio.Reader
+	// long gathers a line longer than br's buffer, and an unterminated
+	// line at the end until the runtime writes the rest of it.
+	long []byte
+}
+
+func newLineReader(f *os.File) (*lineReader, error) {
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &lineReader{f: f, info: info, br: bufio.NewReaderSize(f, readBuffer)}, nil
+}
+
+// next returns the next complete line, '\n' included, valid until the
+// following call; at the end of the file it returns io.EOF.
+func (r *lineReader) next() ([]byte, error) {
+	for {
+		b, err := r.br.ReadSlice('\n')
+		switch err {
+		case nil:
+			if len(r.long) == 0 {
+				return b, nil
+			}
+			line := append(r.long, b...)
+			r.long = line[:0]
+			return line, nil
+		case bufio.ErrBufferFull, io.EOF:
+			r.long = append(r.long, b...)
+			if err == io.EOF {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+	}
+}
+
+// rest returns the unterminated line the file ends with, if any.
+func (r *lineReader) rest() []byte { return r.long }
+
+// seekTail moves to where the last n lines start.
+func (r *lineReader) seekTail(n int64) error {
+	start, err := tailStart(r.f, r.info.Size(), n)
+	if err != nil {
+		return err
+	}
+	if _, err := r.f.Seek(start, io.SeekStart); err != nil {
+		return err
+	}
+	r.br.Reset(r.f)
+	return nil
+}
+
+func (r *lineReader) close() { r.f.Close() }
