@@ -152,6 +152,7 @@ func (a *agent) start() {
 		"--read-only-port", fmt.Sprint(a.port),
 		"--address", "127.0.0.1",
 		"--healthz-port", "0",
+		"--port", "0", // tests of the authenticated port give their own
 	)
 	a.cmd.Args = append(a.cmd.Args, a.extra...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out

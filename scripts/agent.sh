@@ -33,7 +33,7 @@ cmd_start() {
 		--root-dir "$AGENT_ROOT" \
 		--pod-logs-dir "$AGENT_LOGS" \
 		--cgroup-root "$CGROUP_ROOT" \
-		--read-only-port "$READ_ONLY_PORT" \
+		--read-only-port "$READ_ONLY_PORT" --address 127.0.0.1 \
 		</dev/null >>"$AGENT_LOG" 2>&1 &
 	echo $! >"$AGENT_PID"
 	local deadline=$((SECONDS + 60))

@@ -23,7 +23,6 @@ MANIFESTS=$NODE_STATE/manifests
 NODE_ROOT=$NODE_STATE/root
 NODE_POD_LOGS=$NODE_STATE/pod-logs
 CGROUP_ROOT=/podline-cluster
-READ_ONLY_PORT=${READ_ONLY_PORT:-10255}
 
 node_name() {
 	local n=${NODE_NAME:-$(hostname)}
@@ -41,7 +40,7 @@ node_ready() {
 
 cmd_up() {
 	need_root "cluster.sh up"
-	local name kubeconfig kubectl pid
+	local name kubeconfig kubectl pid ip serving
 	name=$(node_name)
 	[[ -x $REPO/bin/podline ]] || die "no $REPO/bin/podline: run make build (make cluster does)"
 	# Two agents on one containerd would remove each other's pods.
@@ -51,6 +50,11 @@ cmd_up() {
 	"$PODLINE_SCRIPTS/runtime.sh" up
 	"$CP" up
 	kubeconfig=$("$CP" node-kubeconfig "$name")
+	# The API server reaches the node's port 10250 (logs, exec,
+	# port-forward) at its InternalIP: the source address of the default
+	# route, as podline picks it.
+	ip=$(ip -4 route get 192.0.2.1 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "src") print $(i + 1)}')
+	mapfile -t serving < <("$CP" node-serving-cert "$name" 127.0.0.1 ${ip:+"$ip"})
 	kubectl=$(<"$CP_DIR/kube-bin")/kubectl
 	if pid=$(node_pid); then
 		log "podline already runs as node $name (pid $pid)"
@@ -66,7 +70,8 @@ cmd_up() {
 			--root-dir "$NODE_ROOT" \
 			--pod-logs-dir "$NODE_POD_LOGS" \
 			--cgroup-root "$CGROUP_ROOT" \
-			--read-only-port "$READ_ONLY_PORT" \
+			--tls-cert-file "${serving[0]}" --tls-private-key-file "${serving[1]}" \
+			--client-ca-file "${serving[2]}" \
 			</dev/null >>"$NODE_LOG" 2>&1 &
 		echo $! >"$NODE_PID"
 	fi
@@ -83,8 +88,10 @@ podline (pid $(node_pid)) as node $name, on the harness's containerd.
 
   export KUBECONFIG=$CP_DIR/admin.kubeconfig
   $kubectl get nodes -o wide
-  $kubectl create deployment hello --image=$BUSYBOX_IMAGE --replicas=3 -- sh -c 'while true; do sleep 1; done'
+  $kubectl create deployment hello --image=$BUSYBOX_IMAGE --replicas=3 -- sh -c 'while true; do date; sleep 5; done'
   $kubectl get pods -o wide
+  $kubectl logs deployment/hello
+  $kubectl exec deployment/hello -- sh -c 'echo hello from \$(hostname)'
 
 Or: eval "\$(scripts/controlplane.sh env)" puts kubectl in PATH and sets KUBECONFIG.
 Images: only the local ones ($BUSYBOX_IMAGE, $PAUSE_IMAGE); no registry is reachable.

@@ -10,6 +10,13 @@
 #   env                   `export ...` lines: eval "$(scripts/controlplane.sh env)"
 #   node-kubeconfig NAME  a client certificate for system:node:NAME; prints
 #                         the path of a kubeconfig that embeds it
+#   node-serving-cert NAME IP...
+#                         a serving certificate for node NAME's port 10250,
+#                         signed by the cluster CA; prints the cert, key and
+#                         CA paths, one a line (the API server checks it
+#                         with --kubelet-certificate-authority and podline
+#                         checks the API server's client certificate with
+#                         the CA)
 #   restart-apiserver     stop and start kube-apiserver, wait until ready
 #   stop-apiserver        stop kube-apiserver only (pods' statuses then wait)
 #   start-apiserver       start it again, wait until ready
@@ -181,6 +188,8 @@ flags_of() {
 		--client-ca-file="$PKI/ca.crt" \
 		--kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
 		--kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
+		--kubelet-certificate-authority="$PKI/ca.crt" \
+		--kubelet-preferred-address-types=InternalIP,Hostname \
 		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true --service-cluster-ip-range="$SERVICE_CIDR" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
@@ -370,6 +379,22 @@ cmd_node_kubeconfig() {
 	echo "$CP_DIR/nodes/$name.kubeconfig"
 }
 
+# cmd_node_serving_cert NAME IP...: what a node serves logs, exec and
+# stats with, trusted by the API server.
+cmd_node_serving_cert() {
+	local name=${1:-} ip sans
+	shift || true
+	[[ $name =~ ^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$ ]] ||
+		die "node name '$name' is not a lowercase DNS subdomain"
+	[[ -f $PKI/.complete ]] || die "no cluster certificates in $PKI: run scripts/controlplane.sh up"
+	sans="DNS:$name"
+	for ip in "$@"; do sans+=",IP:$ip"; done
+	sign "node-$name-serving" "/O=system:nodes/CN=system:node:$name" "$(printf '%s\n' \
+		'basicConstraints=critical,CA:FALSE' 'keyUsage=critical,digitalSignature' \
+		'extendedKeyUsage=serverAuth' "subjectAltName=$sans")"
+	printf '%s\n' "$PKI/node-$name-serving.crt" "$PKI/node-$name-serving.key" "$PKI/ca.crt"
+}
+
 cmd_stop_apiserver() {
 	need_root "controlplane.sh stop-apiserver"
 	lock
@@ -395,6 +420,7 @@ down) cmd_down ;;
 status) cmd_status ;;
 env) cmd_env ;;
 node-kubeconfig) cmd_node_kubeconfig "${2:-}" ;;
+node-serving-cert) cmd_node_serving_cert "${@:2}" ;;
 stop-apiserver) cmd_stop_apiserver ;;
 start-apiserver) cmd_start_apiserver ;;
 restart-apiserver)

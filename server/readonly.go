@@ -33,7 +33,9 @@ type ReadOnly struct {
 // Handler routes /pods, /spec/, /metrics (podline's own), the stats
 // endpoints (/stats/summary, /metrics/resource, /metrics/cadvisor),
 // /metrics/probes and /healthz.
-func (s *ReadOnly) Handler() http.Handler {
+func (s *ReadOnly) Handler() http.Handler { return s.mux() }
+
+func (s *ReadOnly) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pods", s.pods)
 	mux.HandleFunc("GET /pods/", s.pods)
@@ -79,9 +81,21 @@ func (s *ReadOnly) spec(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.Machine())
 }
 
+// statsSlots bounds the stats snapshots taken at once: each reads every
+// pod's cgroup files, and a burst of scrapers must queue, not multiply
+// that work.
+var statsSlots = make(chan struct{}, 2)
+
 // snapshot reads the stats for one request and hands them to write.
 func (s *ReadOnly) snapshot(write func(http.ResponseWriter, *stats.Snapshot)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case statsSlots <- struct{}{}:
+			defer func() { <-statsSlots }()
+		case <-r.Context().Done():
+			http.Error(w, "stats: too many requests at once", http.StatusServiceUnavailable)
+			return
+		}
 		snap, err := s.Stats(r.Context())
 		if err != nil {
 			http.Error(w, "collect stats: "+err.Error(), http.StatusInternalServerError)

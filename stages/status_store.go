@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -15,7 +16,10 @@ import (
 type StatusStore struct {
 	mu   sync.RWMutex
 	pods map[types.UID]*statusEntry
-	seq  uint64
+	// byName indexes pods by namespace/name, in the order they arrived:
+	// two can share a name while one replaces the other.
+	byName map[string][]types.UID
+	seq    uint64
 	// onChange is told of every changed or deleted UID, outside the lock.
 	onChange func(types.UID)
 }
@@ -28,7 +32,7 @@ type statusEntry struct {
 
 // NewStatusStore returns an empty store.
 func NewStatusStore() *StatusStore {
-	return &StatusStore{pods: make(map[types.UID]*statusEntry)}
+	return &StatusStore{pods: make(map[types.UID]*statusEntry), byName: make(map[string][]types.UID)}
 }
 
 // OnChange registers fn to be told of every UID whose status changed or
@@ -46,6 +50,10 @@ func (s *StatusStore) Set(pod *v1.Pod, st v1.PodStatus) bool {
 		return false
 	}
 	s.seq++
+	if e == nil {
+		k := pod.Namespace + "/" + pod.Name
+		s.byName[k] = append(s.byName[k], pod.UID)
+	}
 	s.pods[pod.UID] = &statusEntry{pod: pod, status: st, version: s.seq}
 	s.mu.Unlock()
 	if s.onChange != nil {
@@ -92,12 +100,35 @@ func (s *StatusStore) current(uid types.UID) *v1.PodStatus {
 // Delete forgets a pod.
 func (s *StatusStore) Delete(uid types.UID) {
 	s.mu.Lock()
-	_, had := s.pods[uid]
-	delete(s.pods, uid)
+	e, had := s.pods[uid]
+	if had {
+		delete(s.pods, uid)
+		k := e.pod.Namespace + "/" + e.pod.Name
+		if uids := slices.DeleteFunc(s.byName[k], func(u types.UID) bool { return u == uid }); len(uids) == 0 {
+			delete(s.byName, k)
+		} else {
+			s.byName[k] = uids
+		}
+	}
 	s.mu.Unlock()
 	if had && s.onChange != nil {
 		s.onChange(uid)
 	}
+}
+
+// Find returns the pod of a namespace and name (the newest when two share
+// it) and a copy of its status; uid, when set, must match.
+func (s *StatusStore) Find(namespace, name string, uid types.UID) (*v1.Pod, v1.PodStatus, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	uids := s.byName[namespace+"/"+name]
+	for i := len(uids) - 1; i >= 0; i-- {
+		if uid == "" || uids[i] == uid {
+			e := s.pods[uids[i]]
+			return e.pod, *e.status.DeepCopy(), true
+		}
+	}
+	return nil, v1.PodStatus{}, false
 }
 
 // Len returns the number of pods with a status.

@@ -70,6 +70,7 @@ func (b *bench) startAgent(ctx context.Context, label, mode string) (*agent, err
 		"--read-only-port", strconv.Itoa(port),
 		"--address", "127.0.0.1",
 		"--healthz-port", "0",
+		"--port", "0",
 	)
 	a.cmd.Stdout, a.cmd.Stderr = logf, logf
 	if err := a.cmd.Start(); err != nil {

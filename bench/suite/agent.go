@@ -78,6 +78,7 @@ func startPodline(ctx context.Context, bin, dir, endpoint string, k result.Key) 
 		"--read-only-port", strconv.Itoa(port),
 		"--address", "127.0.0.1",
 		"--healthz-port", "0",
+		"--port", "0",
 		"--max-pods", strconv.Itoa(k.Pods + k.Pods/10 + 10),
 	}, extra...)
 	if a.proc, err = startProc("podline", filepath.Join(dir, "podline.log"), argv...); err != nil {

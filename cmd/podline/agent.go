@@ -306,7 +306,7 @@ func (a *agent) run(parent context.Context) error {
 	)
 	if o.healthzPort > 0 {
 		addr := net.JoinHostPort(o.healthzBindAddress, strconv.Itoa(o.healthzPort))
-		if err := server.Serve(ctx, addr, healthz, a.log); err != nil {
+		if err := server.Serve(ctx, addr, healthz, nil, a.log); err != nil {
 			return err
 		}
 	}
@@ -314,7 +314,12 @@ func (a *agent) run(parent context.Context) error {
 		ro := &server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine },
 			Stats: a.stats.Collect, Healthz: healthz, Probes: prober.Metrics}
 		addr := net.JoinHostPort(o.address, strconv.Itoa(o.readOnlyPort))
-		if err := server.Serve(ctx, addr, ro.Handler(), a.log); err != nil {
+		if err := server.Serve(ctx, addr, ro.Handler(), nil, a.log); err != nil {
+			return err
+		}
+	}
+	if o.port > 0 {
+		if err := a.serveSecure(ctx, healthz); err != nil {
 			return err
 		}
 	}

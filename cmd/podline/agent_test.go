@@ -35,7 +35,7 @@ func TestAgentRunsStaticPods(t *testing.T) {
 			"--pod-logs-dir", filepath.Join(dir, "logs"),
 			"--hostname-override", "Node-A",
 			"--cgroup-root", testCgroupRoot(t),
-			"--healthz-port", "0",
+			"--healthz-port", "0", "--port", "0",
 			"--read-only-port", fmt.Sprint(port), "--address", "127.0.0.1",
 			"--relist-period", "100ms",
 		})
@@ -89,7 +89,7 @@ func TestAgentStopsWhenAPortIsBusy(t *testing.T) {
 			"--container-runtime-endpoint", "unix://" + sock,
 			"--pod-manifest-path", dir, "--root-dir", dir, "--pod-logs-dir", dir,
 			"--cgroup-root", testCgroupRoot(t),
-			"--healthz-port", "0",
+			"--healthz-port", "0", "--port", "0",
 			"--read-only-port", fmt.Sprint(l.Addr().(*net.TCPAddr).Port), "--address", "127.0.0.1",
 		})
 	}()

@@ -79,6 +79,10 @@ type options struct {
 	eventQPS                  float64
 	eventBurst                int
 	port                      int
+	serve                     servingOptions
+
+	// flagValues is every flag's value, for /configz.
+	flagValues map[string]string
 }
 
 // stageWorkersFlag parses "stage=n" pairs over the defaults.
@@ -155,7 +159,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.healthzPort, "healthz-port", 10248, "Port of the /healthz endpoint; 0 disables it.")
 	fs.StringVar(&o.healthzBindAddress, "healthz-bind-address", "127.0.0.1", "Address of the /healthz endpoint.")
 	fs.IntVar(&o.readOnlyPort, "read-only-port", 0, "Port of the unauthenticated read-only server (/pods, /spec/); 0 disables it.")
-	fs.StringVar(&o.address, "address", "0.0.0.0", "Address the read-only server binds.")
+	fs.StringVar(&o.address, "address", "0.0.0.0", "Address the authenticated and read-only servers bind.")
 	fs.StringVar(&o.plegMode, "pleg", "events", "How container changes are found: 'events' (CRI events, eBPF and cgroup notifications, with a periodic relist as a safety net) or 'relist' (a full relist every second, as the kubelet's generic PLEG).")
 	fs.Var(&o.plegSources, "pleg-sources", "Event sources to use with --pleg=events (comma-separated: cri, ebpf, cgroup); default all.")
 	fs.DurationVar(&o.relistPeriod, "relist-period", 0, "Period of the full runtime relist; default 60s with --pleg=events (a safety net), 1s with --pleg=relist.")
@@ -176,7 +180,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", 100, "Burst of requests to the API server.")
 	fs.Float64Var(&o.eventQPS, "event-qps", 50, "Events per second sent to the API server (a client of their own).")
 	fs.IntVar(&o.eventBurst, "event-burst", 100, "Burst of events sent to the API server.")
-	fs.IntVar(&o.port, "port", 10250, "Port of the authenticated server, reported in the Node's daemonEndpoints.")
+	fs.IntVar(&o.port, "port", 10250, "Port of the authenticated server (logs, exec, attach, port-forward, stats), on --address; 0 disables it.")
+	addServingFlags(fs, &o.serve)
 	return fs
 }
 
@@ -228,6 +233,9 @@ func (o *options) validate() error {
 	}
 	if _, err := sysctl.NewAllowlist("", o.allowedUnsafeSysctls); err != nil {
 		return fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
+	}
+	if err := o.serve.validate(o.kubeconfig != ""); err != nil {
+		return err
 	}
 	for _, s := range o.plegSources {
 		if s != "cri" && s != "ebpf" && s != "cgroup" {

@@ -46,6 +46,8 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
 		return 2
 	}
+	o.flagValues = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { o.flagValues[f.Name] = f.Value.String() })
 	level := slog.LevelInfo
 	if o.verbosity >= 4 {
 		level = slog.LevelDebug

@@ -1,0 +1,174 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/proxy"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Interactive streams (exec, attach, port-forward) are served by the
+// runtime's own streaming server: podline asks the runtime for a one-time
+// URL and relays the upgraded connection to it, SPDY or WebSocket alike,
+// without looking into it. The runtime's server listens on loopback only.
+
+// flag reads a boolean query parameter as the API server sends it ("1")
+// and as direct clients write it ("true").
+func flag(q url.Values, names ...string) bool {
+	for _, n := range names {
+		switch q.Get(n) {
+		case "1", "true", "True":
+			return true
+		}
+	}
+	return false
+}
+
+// streamOptions reads which streams a session wants, as the kubelet reads
+// them: a TTY merges stderr into stdout.
+func streamOptions(q url.Values) (stdin, stdout, stderr, tty bool, err error) {
+	stdin = flag(q, v1.ExecStdinParam, "stdin")
+	stdout = flag(q, v1.ExecStdoutParam, "stdout")
+	stderr = flag(q, v1.ExecStderrParam, "stderr")
+	tty = flag(q, v1.ExecTTYParam)
+	if tty && stderr {
+		stderr = false
+	}
+	if !stdin && !stdout && !stderr {
+		return false, false, false, false, fmt.Errorf("%w: you must specify at least 1 of stdin, stdout, stderr", ErrBadRequest)
+	}
+	return stdin, stdout, stderr, tty, nil
+}
+
+// upgrading reports whether the request asks to switch protocols, as every
+// stream must: anything else is refused before the runtime is asked.
+func upgrading(w http.ResponseWriter, r *http.Request) bool {
+	for _, v := range r.Header.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") && r.Header.Get("Upgrade") != "" {
+				return true
+			}
+		}
+	}
+	httpError(w, fmt.Errorf("%w: Upgrade request required: streams need SPDY/3.1 or WebSocket", ErrBadRequest))
+	return false
+}
+
+func (s *Secure) exec(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	cmd := q[v1.ExecCommandParam]
+	if len(cmd) == 0 {
+		httpError(w, fmt.Errorf("%w: no command: give it as the %q query parameter", ErrBadRequest, v1.ExecCommandParam))
+		return
+	}
+	stdin, stdout, stderr, tty, err := streamOptions(q)
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	if !upgrading(w, r) {
+		return
+	}
+	id, err := s.Locator.Container(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	loc, err := s.Streamer.Exec(r.Context(), &runtimeapi.ExecRequest{
+		ContainerId: id, Cmd: cmd, Tty: tty, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	s.relay(w, r, "exec", loc, err)
+}
+
+func (s *Secure) attach(w http.ResponseWriter, r *http.Request) {
+	stdin, stdout, stderr, tty, err := streamOptions(r.URL.Query())
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	if !upgrading(w, r) {
+		return
+	}
+	id, err := s.Locator.Container(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	loc, err := s.Streamer.Attach(r.Context(), &runtimeapi.AttachRequest{
+		ContainerId: id, Tty: tty, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	s.relay(w, r, "attach", loc, err)
+}
+
+func (s *Secure) portForward(w http.ResponseWriter, r *http.Request) {
+	// SPDY clients name ports per stream; WebSocket ones in the query.
+	var ports []int32
+	for _, p := range r.URL.Query()["port"] {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil || n == 0 {
+			httpError(w, fmt.Errorf("%w: port %q: want a number from 1 to 65535", ErrBadRequest, p))
+			return
+		}
+		ports = append(ports, int32(n))
+	}
+	if !upgrading(w, r) {
+		return
+	}
+	id, err := s.Locator.Sandbox(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"))
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	loc, err := s.Streamer.PortForward(r.Context(), &runtimeapi.PortForwardRequest{PodSandboxId: id, Port: ports})
+	s.relay(w, r, "portforward", loc, err)
+}
+
+// relay hands the connection to the runtime's streaming server at loc.
+func (s *Secure) relay(w http.ResponseWriter, r *http.Request, what, loc string, err error) {
+	if err != nil {
+		httpError(w, fmt.Errorf("%s: %w", what, err))
+		return
+	}
+	u, err := url.Parse(loc)
+	if err != nil || !u.IsAbs() {
+		httpError(w, fmt.Errorf("%s: the runtime answered with no usable URL %q", what, loc))
+		return
+	}
+	lift(w)
+	h := proxy.NewUpgradeAwareHandler(u, nil, false, true, relayErrors{s.logger()})
+	h.ServeHTTP(w, r)
+}
+
+// relayErrors reports a relay that failed before the upgrade.
+type relayErrors struct{ log *slog.Logger }
+
+func (e relayErrors) Error(w http.ResponseWriter, r *http.Request, err error) {
+	e.log.Warn("stream relay failed", "path", r.URL.Path, "err", err)
+	http.Error(w, "stream: "+err.Error(), http.StatusInternalServerError)
+}
+
+// run executes a command and answers with its output (the kubelet's /run).
+func (s *Secure) run(w http.ResponseWriter, r *http.Request) {
+	cmd := strings.Fields(r.URL.Query().Get("cmd"))
+	if len(cmd) == 0 {
+		httpError(w, fmt.Errorf("%w: no command: give it as the \"cmd\" query parameter", ErrBadRequest))
+		return
+	}
+	id, err := s.Locator.Container(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
+	if err != nil {
+		httpError(w, err)
+		return
+	}
+	resp, err := s.Streamer.ExecSync(r.Context(), id, cmd, 0)
+	if err != nil {
+		httpError(w, fmt.Errorf("run: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write(resp.GetStdout())
+	w.Write(resp.GetStderr())
+}
