@@ -29,13 +29,9 @@ func (s *Secure) containerLogs(w http.ResponseWriter, r *http.Request) {
 			httpError(w, fmt.Errorf("%w: container %q in pod %q has no log yet", ErrBadRequest, container, pod))
 			return
 		}
-		httpError(w, err)
+		s.logger().Warn("container log", "pod", ns+"/"+pod, "container", container, "err", err)
+		httpError(w, fmt.Errorf("container %q in pod %q: log unreadable", container, pod))
 		return
-	}
-	if opts.Follow {
-		// A follower stays as long as the container runs: the server's
-		// write deadline is for answers, not for streams.
-		lift(w)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

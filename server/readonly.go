@@ -38,8 +38,8 @@ func (s *ReadOnly) Handler() http.Handler { return s.mux() }
 func (s *ReadOnly) mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /pods", s.pods)
-	mux.HandleFunc("GET /pods/", s.pods)
-	mux.HandleFunc("GET /spec/", s.spec)
+	mux.HandleFunc("GET /pods/{$}", s.pods)
+	mux.HandleFunc("GET /spec/{$}", s.spec)
 	mux.HandleFunc("GET /spec", s.spec)
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		metrics.WritePrometheus(w, true)
@@ -91,12 +91,14 @@ func (s *ReadOnly) snapshot(write func(http.ResponseWriter, *stats.Snapshot)) ht
 	return func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case statsSlots <- struct{}{}:
-			defer func() { <-statsSlots }()
 		case <-r.Context().Done():
 			http.Error(w, "stats: too many requests at once", http.StatusServiceUnavailable)
 			return
 		}
+		// The slot is for reading the node, not for a slow client's
+		// download: it is given back before the answer is written.
 		snap, err := s.Stats(r.Context())
+		<-statsSlots
 		if err != nil {
 			http.Error(w, "collect stats: "+err.Error(), http.StatusInternalServerError)
 			return
@@ -105,9 +107,9 @@ func (s *ReadOnly) snapshot(write func(http.ResponseWriter, *stats.Snapshot)) ht
 	}
 }
 
+// writeJSON streams v; an error midway (the client went away) can only
+// end the answer, its status being out already.
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(v); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-	}
+	_ = json.NewEncoder(w).Encode(v)
 }

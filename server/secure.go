@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -69,37 +70,59 @@ func (s *Secure) logger() *slog.Logger {
 	return s.Log
 }
 
-// Handler routes the kubelet's paths.
+// Handler routes the kubelet's paths. Without Debugging the endpoints that
+// reach into containers and the node's files answer 405, as the kubelet's
+// --enable-debugging-handlers=false has them.
 func (s *Secure) Handler() http.Handler {
 	mux := s.ReadOnly.mux()
-	mux.HandleFunc("GET /runningpods/", s.runningPods)
 	if s.Configz != nil {
 		mux.HandleFunc("GET /configz", func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"kubeletconfig": s.Configz()})
 		})
 	}
-	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", s.containerLogs)
+	debug := func(pattern string, h http.Handler) {
+		if !s.Debugging {
+			h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "Debug endpoints are disabled.", http.StatusMethodNotAllowed)
+			})
+		}
+		mux.Handle(pattern, h)
+	}
+	debug("GET /runningpods/{$}", http.HandlerFunc(s.runningPods))
+	debug("GET /containerLogs/{namespace}/{pod}/{container}", progressing(http.HandlerFunc(s.containerLogs)))
 	if s.NodeLogs != nil {
-		mux.Handle("GET /logs/", http.StripPrefix("/logs", s.NodeLogs))
+		debug("GET /logs/", progressing(http.StripPrefix("/logs", plainText(s.NodeLogs))))
 	}
 	for _, m := range []string{"GET", "POST"} {
-		mux.HandleFunc(m+" /exec/{namespace}/{pod}/{container}", s.exec)
-		mux.HandleFunc(m+" /exec/{namespace}/{pod}/{uid}/{container}", s.exec)
-		mux.HandleFunc(m+" /attach/{namespace}/{pod}/{container}", s.attach)
-		mux.HandleFunc(m+" /attach/{namespace}/{pod}/{uid}/{container}", s.attach)
-		mux.HandleFunc(m+" /portForward/{namespace}/{pod}", s.portForward)
-		mux.HandleFunc(m+" /portForward/{namespace}/{pod}/{uid}", s.portForward)
+		debug(m+" /exec/{namespace}/{pod}/{container}", http.HandlerFunc(s.exec))
+		debug(m+" /exec/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(s.exec))
+		debug(m+" /attach/{namespace}/{pod}/{container}", http.HandlerFunc(s.attach))
+		debug(m+" /attach/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(s.attach))
+		debug(m+" /portForward/{namespace}/{pod}", http.HandlerFunc(s.portForward))
+		debug(m+" /portForward/{namespace}/{pod}/{uid}", http.HandlerFunc(s.portForward))
 	}
-	mux.HandleFunc("POST /run/{namespace}/{pod}/{container}", s.run)
-	mux.HandleFunc("POST /run/{namespace}/{pod}/{uid}/{container}", s.run)
-	if s.Debugging {
-		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	}
+	debug("POST /run/{namespace}/{pod}/{container}", http.HandlerFunc(s.run))
+	debug("POST /run/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(s.run))
+	debug("GET /debug/pprof/", progressing(http.HandlerFunc(pprof.Index)))
+	debug("GET /debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
+	debug("GET /debug/pprof/profile", progressing(http.HandlerFunc(pprof.Profile)))
+	debug("GET /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
+	debug("GET /debug/pprof/trace", progressing(http.HandlerFunc(pprof.Trace)))
 	return mux
+}
+
+// plainText serves files as text whatever their names say: a pod that can
+// write under /var/log must not get a page of its own rendered by whoever
+// reads the log through the API server's proxy.
+func plainText(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Content-Security-Policy", "sandbox")
+		if !strings.HasSuffix(r.URL.Path, "/") {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (s *Secure) runningPods(w http.ResponseWriter, r *http.Request) {

@@ -115,7 +115,7 @@ func newSecure(t *testing.T) (*Secure, *fakeLocator, *fakeStreamer) {
 	t.Helper()
 	loc := &fakeLocator{log: filepath.Join(t.TempDir(), "0.log"), running: true}
 	st := &fakeStreamer{url: echoStreamServer(t)}
-	return &Secure{Locator: loc, Streamer: st}, loc, st
+	return &Secure{Locator: loc, Streamer: st, Debugging: true}, loc, st
 }
 
 func TestContainerLogs(t *testing.T) {
@@ -225,13 +225,14 @@ func TestStreamRequestErrors(t *testing.T) {
 }
 
 func TestTLSSettings(t *testing.T) {
-	if ids, err := CipherSuites(nil); err != nil || len(ids) != len(defaultCiphers) {
+	if ids, _, err := CipherSuites(nil); err != nil || len(ids) != len(defaultCiphers) {
 		t.Fatalf("default suites %v %v", ids, err)
 	}
-	if _, err := CipherSuites([]string{"TLS_RSA_WITH_RC4_128_SHA"}); err == nil || !strings.Contains(err.Error(), "insecure") {
-		t.Fatalf("an insecure suite: %v", err)
+	ids, weak, err := CipherSuites([]string{"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "TLS_RSA_WITH_AES_128_GCM_SHA256"})
+	if err != nil || len(ids) != 2 || len(weak) != 1 || weak[0] != "TLS_RSA_WITH_AES_128_GCM_SHA256" {
+		t.Fatalf("the kubelet's alias and a weak suite: %v %v %v", ids, weak, err)
 	}
-	if _, err := CipherSuites([]string{"TLS_NOPE"}); err == nil {
+	if _, _, err := CipherSuites([]string{"TLS_NOPE"}); err == nil {
 		t.Fatal("an unknown suite was taken")
 	}
 	if _, err := TLSVersion("VersionTLS11"); err == nil {
@@ -259,5 +260,28 @@ func TestTLSSettings(t *testing.T) {
 	leaf := cfg.Certificates[0]
 	if cfg.MinVersion != 0x0303 || len(leaf.Certificate) == 0 {
 		t.Fatalf("config %+v", cfg)
+	}
+}
+
+// Without the debugging handlers what reaches into containers and the
+// node's files answers 405, as the kubelet's; the rest is served.
+func TestDebuggingHandlersOff(t *testing.T) {
+	s, loc, _ := newSecure(t)
+	s.Debugging = false
+	os.WriteFile(loc.log, []byte("2026-11-25T10:00:00Z stdout F x\n"), 0o644)
+	h := s.Handler()
+	for _, p := range []string{"/containerLogs/default/web/app", "/runningpods/", "/debug/pprof/"} {
+		if code, body := get(t, h, p); code != http.StatusMethodNotAllowed || body != "Debug endpoints are disabled.\n" {
+			t.Errorf("GET %s = %d %q, want 405", p, code, body)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/exec/default/web/app?command=id&output=1", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("exec = %d, want 405", rec.Code)
+	}
+	s.ReadOnly.Pods = func() []v1.Pod { return nil }
+	if code, _ := get(t, s.Handler(), "/pods"); code != 200 {
+		t.Errorf("/pods = %d, want 200", code)
 	}
 }

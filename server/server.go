@@ -40,7 +40,10 @@ func Serve(ctx context.Context, addr string, h http.Handler, tlsCfg *tls.Config,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		TLSConfig:         tlsCfg,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		// HTTP/1.1 only: streams upgrade HTTP/1.1 connections, and the
+		// kubelet's port offers nothing else.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 	go func() {
 		<-ctx.Done()
@@ -77,6 +80,39 @@ func limit(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// progressing lets an answer take as long as it keeps moving (a large log,
+// a followed one, a profile of many seconds): each write pushes the write
+// deadline answerTimeout further, so only a client that stops reading for
+// that long is cut off.
+func progressing(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		// Idle between writes is fine (a follower waits for lines): the
+		// deadline is set for each write, not for the answer.
+		_ = rc.SetWriteDeadline(time.Time{})
+		h.ServeHTTP(&progressWriter{ResponseWriter: w, rc: rc}, r)
+	})
+}
+
+type progressWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	_ = p.rc.SetWriteDeadline(time.Now().Add(answerTimeout))
+	return p.ResponseWriter.Write(b)
+}
+
+func (p *progressWriter) Flush() {
+	_ = p.rc.SetWriteDeadline(time.Now().Add(answerTimeout))
+	_ = p.rc.Flush()
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (p *progressWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
 // lift removes the answer deadline of a request that becomes a stream.
 func lift(w http.ResponseWriter) {

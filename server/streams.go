@@ -147,8 +147,9 @@ func (s *Secure) relay(w http.ResponseWriter, r *http.Request, what, loc string,
 type relayErrors struct{ log *slog.Logger }
 
 func (e relayErrors) Error(w http.ResponseWriter, r *http.Request, err error) {
+	// The runtime's address is the node's business, not the caller's.
 	e.log.Warn("stream relay failed", "path", r.URL.Path, "err", err)
-	http.Error(w, "stream: "+err.Error(), http.StatusInternalServerError)
+	http.Error(w, "stream: the runtime's streaming server did not take the session", http.StatusBadGateway)
 }
 
 // run executes a command and answers with its output (the kubelet's /run).

@@ -50,34 +50,43 @@ func TLSVersion(name string) (uint16, error) {
 	return 0, fmt.Errorf("--tls-min-version %q: want VersionTLS12 or VersionTLS13", name)
 }
 
-// CipherSuites parses --tls-cipher-suites names (Go's, as the kubelet takes
-// them); none means the forward-secret AEAD default. Insecure suites are
-// refused by name.
-func CipherSuites(names []string) ([]uint16, error) {
+// cipherAliases are the older names of suites, which the kubelet's flag
+// still takes.
+var cipherAliases = map[string]uint16{
+	"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305":   tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305": tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// CipherSuites parses --tls-cipher-suites names (Go's, and the kubelet's
+// aliases); none means the forward-secret AEAD default. A suite Go counts
+// as insecure is taken, as the kubelet takes it (hardening guides still
+// list some), and named in weak so that the caller can say so.
+func CipherSuites(names []string) (ids []uint16, weak []string, err error) {
 	if len(names) == 0 {
-		return defaultCiphers, nil
+		return defaultCiphers, nil, nil
 	}
 	known := map[string]uint16{}
 	for _, s := range tls.CipherSuites() {
 		known[s.Name] = s.ID
 	}
-	insecure := map[string]bool{}
+	insecure := map[string]uint16{}
 	for _, s := range tls.InsecureCipherSuites() {
-		insecure[s.Name] = true
+		insecure[s.Name] = s.ID
 	}
-	var ids []uint16
 	for _, n := range names {
 		n = strings.TrimSpace(n)
-		switch id, ok := known[n]; {
-		case ok:
+		if id, ok := known[n]; ok {
 			ids = append(ids, id)
-		case insecure[n]:
-			return nil, fmt.Errorf("--tls-cipher-suites: %s is insecure and refused", n)
-		default:
-			return nil, fmt.Errorf("--tls-cipher-suites: unknown suite %q", n)
+		} else if id, ok := cipherAliases[n]; ok {
+			ids = append(ids, id)
+		} else if id, ok := insecure[n]; ok {
+			ids = append(ids, id)
+			weak = append(weak, n)
+		} else {
+			return nil, nil, fmt.Errorf("--tls-cipher-suites: unknown suite %q", n)
 		}
 	}
-	return ids, nil
+	return ids, weak, nil
 }
 
 // ServingPair returns the cert and key files to serve with: the flags' own,
@@ -122,7 +131,7 @@ func (o TLSOptions) Config(getCert func(*tls.ClientHelloInfo) (*tls.Certificate,
 	if err != nil {
 		return nil, err
 	}
-	suites, err := CipherSuites(o.CipherSuites)
+	suites, _, err := CipherSuites(o.CipherSuites)
 	if err != nil {
 		return nil, err
 	}

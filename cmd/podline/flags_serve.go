@@ -82,7 +82,7 @@ func (o *servingOptions) validate(cluster bool) error {
 	if _, err := server.TLSVersion(o.tlsMinVersion); err != nil {
 		return err
 	}
-	if _, err := server.CipherSuites(o.tlsCipherSuites); err != nil {
+	if _, _, err := server.CipherSuites(o.tlsCipherSuites); err != nil {
 		return err
 	}
 	switch o.mode(cluster) {
@@ -93,6 +93,9 @@ func (o *servingOptions) validate(cluster bool) error {
 	case "AlwaysAllow":
 	default:
 		return fmt.Errorf("--authorization-mode %q: want Webhook or AlwaysAllow", o.authorizationMode)
+	}
+	if o.anonymousAuth && o.mode(cluster) == "AlwaysAllow" {
+		return fmt.Errorf("--anonymous-auth with --authorization-mode=AlwaysAllow would let anyone who reaches the port exec into every container; use Webhook authorization (with --kubeconfig) or leave anonymous off")
 	}
 	if o.tokenWebhook.or(cluster) && !cluster {
 		return fmt.Errorf("--authentication-token-webhook needs --kubeconfig")

@@ -35,6 +35,14 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		}
 	}
 	f([]string{"--max-pods=-1"}, "--max-pods")
+	f([]string{"--anonymous-auth"}, "--anonymous-auth")
+	f([]string{"--authorization-mode=Webhook"}, "--authorization-mode=Webhook needs --kubeconfig")
+	f([]string{"--authorization-mode=RBAC", "--kubeconfig=k"}, "--authorization-mode")
+	f([]string{"--tls-cert-file=c"}, "--tls-private-key-file")
+	f([]string{"--tls-min-version=VersionTLS11"}, "--tls-min-version")
+	f([]string{"--tls-cipher-suites=TLS_NOPE"}, "--tls-cipher-suites")
+	f([]string{"--rotate-server-certificates"}, "--rotate-server-certificates needs --kubeconfig")
+	f([]string{"--port=70000"}, "--port")
 	f([]string{"--cluster-dns=10.0.0.10,nope"}, "--cluster-dns")
 	f([]string{"--read-only-port=70000"}, "--read-only-port")
 	f([]string{"--node-ip=x"}, "--node-ip")

@@ -50,6 +50,9 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 	if err != nil {
 		return err
 	}
+	if _, weak, _ := server.CipherSuites(o.tlsCipherSuites); len(weak) > 0 {
+		a.log.Warn("--tls-cipher-suites: suites without forward secrecy or with known weaknesses are enabled", "suites", weak)
+	}
 
 	authnCfg := auth.AuthnConfig{
 		ClientCAFile: o.clientCAFile,
@@ -88,7 +91,7 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 		Locator:   &locator{statuses: a.statuses, cache: a.cache, node: a.node},
 		Streamer:  a.runtime,
 		NodeLogs:  logs.NodeLogs(nodeLogDir),
-		Configz:   func() any { return a.o.flagValues },
+		Configz:   func() any { return redacted(a.o.flagValues) },
 		Debugging: o.debuggingHandlers,
 		Log:       a.log,
 	}
@@ -143,4 +146,21 @@ func (a *agent) servingCertManager() (certificate.Manager, error) {
 		Usages:           []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth},
 		CertificateStore: store,
 	})
+}
+
+// secretFlags hold credentials: /configz shows that they are set, not
+// what they are.
+var secretFlags = []string{"manifest-url-header"}
+
+func redacted(flags map[string]string) map[string]string {
+	out := make(map[string]string, len(flags))
+	for k, v := range flags {
+		out[k] = v
+	}
+	for _, k := range secretFlags {
+		if out[k] != "" {
+			out[k] = "<redacted>"
+		}
+	}
+	return out
 }

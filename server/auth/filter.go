@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 )
 
 // Filter authenticates and authorizes each request before next sees it,
@@ -30,6 +31,16 @@ func Filter(next http.Handler, authn Authenticator, authz Authorizer, nodeName s
 		log = slog.Default()
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// What is authorized must be what is routed. The router takes a
+		// path as it comes (escapes included: %2E%2E is a segment to it),
+		// so a path whose meaning depends on how it is cleaned or decoded
+		// is refused, not interpreted: no valid name has dot segments,
+		// empty segments or encoded slashes.
+		if why := ambiguousPath(r); why != "" {
+			pathRefused.Inc()
+			http.Error(w, "Bad Request: "+why, http.StatusBadRequest)
+			return
+		}
 		u, ok, err := authn.Authenticate(r)
 		if err != nil || !ok {
 			if err != nil {
@@ -91,4 +102,23 @@ func decide(r *http.Request, authz Authorizer, attrs []Attributes) (bool, []stri
 		}
 	}
 	return false, reasons, errors.Join(errs...)
+}
+
+// ambiguousPath says why a request path could be read two ways, or "".
+// The path is checked as sent (RawPath when set) and decoded.
+func ambiguousPath(r *http.Request) string {
+	raw := r.URL.EscapedPath()
+	if strings.Contains(strings.ToLower(raw), "%2f") {
+		return "encoded slash in the path"
+	}
+	segs := strings.Split(r.URL.Path, "/")
+	for i, seg := range segs {
+		switch {
+		case seg == "." || seg == "..":
+			return "dot segment in the path"
+		case seg == "" && i != 0 && i != len(segs)-1:
+			return "empty segment in the path"
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
@@ -129,20 +130,39 @@ func TestFilterAllowed(t *testing.T) {
 	}
 }
 
-func TestFilterDotDotIsJudgedWhereItLands(t *testing.T) {
+// A path the router and the authorizer could read differently is refused
+// before anything is judged: a caller allowed metrics must not reach /pods
+// through /pods/%2E%2E/metrics (the router sees a segment "%2E%2E" under
+// /pods/, a decoding authorizer sees /metrics).
+func TestFilterRefusesAmbiguousPaths(t *testing.T) {
 	f := newFixture(t)
-	f.access.allow["stats"] = true // may read stats, not exec
+	f.access.allow["metrics"] = true
+	f.access.allow["stats"] = true
 	h := f.handler(t, false)
-	r := httptest.NewRequest("GET", "/stats/summary", nil)
-	r.URL.Path = "/stats/../exec/ns/pod/c"
-	r.Header.Set("Authorization", "Bearer good-1")
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	want := "Forbidden (user=sa-good-1, verb=create, resource=nodes, subresource(s)=[proxy])\n"
-	if w.Code != http.StatusForbidden || w.Body.String() != want {
-		t.Fatalf("%d %q, want 403 %q", w.Code, w.Body.String(), want)
+	for _, raw := range []string{
+		"/pods/%2E%2E/metrics", "/pods/%2e%2e/stats/summary", "/runningpods/%2E%2E/metrics",
+		"/stats/../exec/ns/pod/c", "/exec/ns/pod/./c", "//pods", "/containerLogs/ns//c",
+		"/containerLogs/ns%2Fother/pod/c", "/exec/%2E%2E/%2E%2E/metrics/x",
+	} {
+		r, err := http.ReadRequest(bufioReader("GET " + raw + " HTTP/1.1\r\nHost: n\r\nAuthorization: Bearer good-1\r\n\r\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusBadRequest || f.seen != nil {
+			t.Errorf("GET %s = %d %q (handler reached: %v), want 400", raw, w.Code, w.Body.String(), f.seen != nil)
+		}
+	}
+	if w := serve(h, "GET", "/metrics", "good-1"); w.Code != 200 {
+		t.Fatalf("a plain path: %d", w.Code)
+	}
+	if w := serve(h, "GET", "/pods/", "good-1"); w.Code != http.StatusForbidden {
+		t.Fatalf("/pods/ with metrics only: %d, want 403", w.Code)
 	}
 }
+
+func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
 
 func TestFilterAuthorizationError(t *testing.T) {
 	f := newFixture(t)

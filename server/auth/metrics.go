@@ -16,6 +16,7 @@ var (
 
 // Authorization outcomes of whole requests (after the fallback to proxy).
 var (
+	pathRefused    = metrics.NewCounter(`podline_server_authz_total{result="bad_path"}`)
 	authzAllowed   = metrics.NewCounter(`podline_server_authz_total{result="allowed"}`)
 	authzForbidden = metrics.NewCounter(`podline_server_authz_total{result="forbidden"}`)
 	authzError     = metrics.NewCounter(`podline_server_authz_total{result="error"}`)
