@@ -14,8 +14,11 @@ import (
 // DefaultWorkers is how many probes run at once unless Config says.
 const DefaultWorkers = 16
 
-// DefaultCoalesce is the scheduler's wake-up grid unless Config says.
-const DefaultCoalesce = 10 * time.Millisecond
+// DefaultCoalesce is the scheduler's wake-up grid unless Config says:
+// far below any period (1 s at least) and the 100 ms lateness the
+// project allows itself, large enough that a burst has work for all the
+// workers.
+const DefaultCoalesce = 50 * time.Millisecond
 
 // Config wires a Manager.
 type Config struct {

@@ -63,8 +63,12 @@ func (m *Manager) schedule(ctx context.Context) {
 // wakeAt is when the scheduler wakes for a probe due at due: the next
 // point of the coalescing grid. Every wake-up of an idle process costs
 // thread hand-offs (and, on a VM, exits) that dwarf a probe's own work:
-// 2,000 probes a second spread evenly wake it 2,000 times, on a 10 ms grid
-// at most 100 times, for at most 10 ms of lateness.
+// 2,000 probes a second spread evenly wake it 2,000 times, on a 50 ms grid
+// at most 20 times, each probe at most 50 ms after its time. The grid is
+// fixed, so a probe's runs stay a whole period apart: its interval does
+// not wobble, only its first run moves. Measured at 1,000 pods on
+// fakecri: 15.3 % of a core with no grid, 10.4–11.5 % with 10 ms, 7.2 %
+// with 50 ms.
 func (m *Manager) wakeAt(due time.Time) time.Time {
 	if m.coalesce <= 0 {
 		return due
