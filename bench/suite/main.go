@@ -48,7 +48,7 @@ type config struct {
 	probeAgents string
 }
 
-var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes"}
+var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve"}
 
 func parseFlags(args []string) (*config, error) {
 	c := &config{}

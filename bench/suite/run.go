@@ -72,10 +72,18 @@ func run(ctx context.Context, cfg *config) error {
 			return probesErr
 		}
 	}
+	if cfg.scenarios["serve"] {
+		if err := s.serveScenario(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			probesErr = errors.Join(probesErr, err)
+		}
+	}
 	s.run.Ratios = ratios(s.run)
 	s.run.Seconds = time.Since(s.run.Started).Seconds()
-	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && cfg.scenarios["probes"] {
-		// Only the probes scenario ran: no suite.md to write over.
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["probes"] || cfg.scenarios["serve"]) {
+		// Only the probes or serve scenario ran: no suite.md to write over.
 		return probesErr
 	}
 	if probesErr != nil {
@@ -114,7 +122,7 @@ func (s *suite) build(ctx context.Context) error {
 	if out, err := exec.CommandContext(ctx, "git", "-C", s.cfg.repo, "describe", "--always", "--dirty").Output(); err == nil {
 		s.run.Podline = strings.TrimSpace(s.run.Podline + " (" + strings.TrimSpace(string(out)) + ")")
 	}
-	if !s.cfg.scenarios["kubelet"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) {
+	if !s.cfg.scenarios["kubelet"] && !s.cfg.scenarios["serve"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) {
 		return nil
 	}
 	s.kubelet = s.cfg.kubelet
