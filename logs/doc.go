@@ -13,11 +13,13 @@
 // It differs where the kubelet's way costs or loses something. A tail
 // reads the file backwards from its end, so `--tail=10` of a large log
 // reads a block, not the file, and counts the lines the client sees, not
-// the runtime's partial pieces. A follower sleeps on fsnotify and one
-// timer instead of waking every second, and it survives the kubelet's
-// own rotation (rename away, new file at the path) by finishing the old
-// file before it starts on the new one, where the kubelet can lose the
-// old file's last lines. /logs/ resolves every path beneath the directory
+// the runtime's partial pieces. Followers share one inotify instance and
+// one periodic check (Hub) instead of waking every second each, so a
+// thousand `kubectl logs -f` fit in the kernel's per-user limit of
+// inotify instances and an idle one is not woken at all. A follower
+// survives the kubelet's own rotation (rename away, new file at the path)
+// by finishing the old file before it starts on the new one, where the
+// kubelet can lose the old file's last lines. /logs/ resolves every path beneath the directory
 // in the kernel (openat2), so a symlink a pod planted under /var/log
 // leads nowhere.
 //

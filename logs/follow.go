@@ -5,17 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
-
-// checkEvery is how often a follower asks whether the container still
-// runs and looks at its path for a rotation it was not told of. It bounds
-// how long `kubectl logs -f` hangs on after the container exits; between
-// checks an idle follower sleeps on its watcher and this one timer.
-var checkEvery = 2 * time.Second
 
 // follower is a follow request's state between waits.
 type follower struct {
@@ -24,26 +14,22 @@ type follower struct {
 	// next is the file now at the path when it is no longer cur's: the
 	// rotation renamed cur away and the runtime made a new one.
 	next      *os.File
-	switching bool // cur is to be drained once more, then next read
-	rotated   bool // the path may name another file: look
-	stopping  bool // the container stopped: drain, then return
+	nextInfo  os.FileInfo // next's identity
+	switching bool        // cur is to be drained once more, then next read
+	rotated   bool        // the path may name another file: look
+	stopping  bool        // the container stopped: drain, then return
 }
 
-// follow writes r's file from its current offset on, waiting on the log
-// directory for writes and for the kubelet's rotation (rename away, new
-// file at the path).
-func (rd *reading) follow(ctx context.Context, r *lineReader, running func() bool) error {
-	watcher, err := fsnotify.NewWatcher()
+// follow writes r's file from its current offset on, woken by h when the
+// log directory changes (writes, and the kubelet's rotation: rename away,
+// new file at the path) and when its check finds the container stopped.
+func (rd *reading) follow(ctx context.Context, h *Hub, r *lineReader, running func() bool) error {
+	// Joining before the first read leaves no gap for a write to fall in.
+	in, err := h.join(rd.path, running)
 	if err != nil {
 		return fmt.Errorf("follow log %s: %w", rd.path, err)
 	}
-	defer watcher.Close()
-	// Watching the directory, not the file, sees the new file appear.
-	// Watching before the first read leaves no gap for a write to fall in.
-	dir, base := filepath.Split(rd.path)
-	if err := watcher.Add(dir); err != nil {
-		return fmt.Errorf("follow log %s: watch %s: %w", rd.path, dir, err)
-	}
+	defer h.leave(in)
 	fl := &follower{reading: rd, cur: r}
 	defer func() {
 		fl.cur.close()
@@ -51,8 +37,6 @@ func (rd *reading) follow(ctx context.Context, r *lineReader, running func() boo
 			fl.next.Close()
 		}
 	}()
-	timer := time.NewTimer(checkEvery)
-	defer timer.Stop()
 	// Asked once before the first wait: following a container that has
 	// already exited gives its log and returns at once.
 	askNow := running != nil
@@ -88,26 +72,18 @@ func (rd *reading) follow(ctx context.Context, r *lineReader, running func() boo
 			fl.stopping = !running()
 			continue
 		}
+		in.rest(&sight{cur: fl.cur.info, off: fl.cur.offset(), next: fl.nextInfo})
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("follow log %s: %w", rd.path, ctx.Err())
-		case ev, ok := <-watcher.Events:
-			if !ok {
-				return fmt.Errorf("follow log %s: watcher closed", rd.path)
-			}
-			if filepath.Base(ev.Name) == base && ev.Has(fsnotify.Create|fsnotify.Rename|fsnotify.Remove) {
+		case <-in.wake:
+			news := in.take()
+			if news&newsLook != 0 {
 				fl.rotated = true
 			}
-		case _, ok := <-watcher.Errors:
-			if !ok {
-				return fmt.Errorf("follow log %s: watcher closed", rd.path)
+			if news&newsStopped != 0 {
+				fl.stopping = true
 			}
-			// An overflow drops events, a Create among them perhaps.
-			fl.rotated = true
-		case <-timer.C:
-			timer.Reset(checkEvery)
-			fl.rotated = true
-			fl.stopping = running != nil && !running()
 		}
 	}
 }
@@ -121,7 +97,7 @@ func (fl *follower) look() {
 		return
 	}
 	if fl.next != nil {
-		if nst, err := fl.next.Stat(); err == nil && os.SameFile(st, nst) {
+		if os.SameFile(st, fl.nextInfo) {
 			return
 		}
 		// Rotated twice: the runtime is done with cur and with next.
@@ -133,18 +109,19 @@ func (fl *follower) look() {
 	if err != nil {
 		return
 	}
-	if st, err := f.Stat(); err != nil || os.SameFile(st, fl.cur.info) {
+	st, err = f.Stat()
+	if err != nil || os.SameFile(st, fl.cur.info) {
 		f.Close()
 		return
 	}
-	fl.next = f
+	fl.next, fl.nextInfo = f, st
 }
 
 // switchFile leaves the drained cur for next, read from its start.
 func (fl *follower) switchFile() error {
 	fl.switching = false
 	r, err := newLineReader(fl.next)
-	fl.next = nil
+	fl.next, fl.nextInfo = nil, nil
 	if err != nil {
 		return fmt.Errorf("follow log %s: %w", fl.path, err)
 	}

@@ -78,8 +78,9 @@ func follow(t *testing.T, ctx context.Context, path string, opts Options, runnin
 	return w, wait
 }
 
-// setCheckEvery makes the followers of one test check running that
-// often; a long one shows that only fsnotify could have woken them.
+// setCheckEvery makes the hub check the followers of one test that
+// often; a long one shows that only an event could have woken them. The
+// hub reads it when its first follower comes.
 func setCheckEvery(t *testing.T, d time.Duration) {
 	old := checkEvery
 	checkEvery = d

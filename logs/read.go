@@ -25,8 +25,14 @@ const (
 // rotations, until ctx is done (its error, wrapped, is returned) or until
 // running, asked every few seconds, reports the container stopped: what
 // is left is written and Read returns nil. A nil running follows until
-// ctx is done.
+// ctx is done. Followers share the package's Hub, whose goroutine asks
+// running: it must be quick and safe to call from any goroutine.
 func Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
+	return defaultHub.Read(ctx, path, opts, w, running)
+}
+
+// Read is the package's Read with h as the followers' hub.
+func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
 	// The runtime writes to the real file; rotation replaces the name in
 	// its own directory, which is the one to watch.
 	real, err := filepath.EvalSymlinks(path)
@@ -61,7 +67,7 @@ func Read(ctx context.Context, path string, opts Options, w io.Writer, running f
 		}
 	}
 	if opts.Follow {
-		return rd.follow(ctx, r, running)
+		return rd.follow(ctx, h, r, running)
 	}
 	stop, err := rd.drain(r)
 	if err == nil && !stop && opts.TailLines == nil {
@@ -127,6 +133,7 @@ func (rd *reading) line(b []byte) (stop bool, err error) {
 type lineReader struct {
 	f    *os.File
 	info os.FileInfo // the file's identity, to tell a rotation
+	src  offsetReader
 	br   *bufio.Reader
 	// long gathers a line longer than br's buffer, and an unterminated
 	// line at the end until the runtime writes the rest of it.
@@ -139,7 +146,9 @@ func newLineReader(f *os.File) (*lineReader, error) {
 		f.Close()
 		return nil, err
 	}
-	return &lineReader{f: f, info: info, br: bufio.NewReaderSize(f, readBuffer)}, nil
+	r := &lineReader{f: f, info: info, src: offsetReader{f: f}}
+	r.br = bufio.NewReaderSize(&r.src, readBuffer)
+	return r, nil
 }
 
 // next returns the next complete line, '\n' included, valid until the
@@ -178,8 +187,26 @@ func (r *lineReader) seekTail(n int64) error {
 	if _, err := r.f.Seek(start, io.SeekStart); err != nil {
 		return err
 	}
-	r.br.Reset(r.f)
+	r.src.off = start
+	r.br.Reset(&r.src)
 	return nil
 }
 
+// offset is how far into the file the lines returned and the rest go.
+func (r *lineReader) offset() int64 { return r.src.off - int64(r.br.Buffered()) }
+
 func (r *lineReader) close() { r.f.Close() }
+
+// offsetReader reads f and keeps count of where it is: a follower tells
+// the hub how much of its file it has, so that the hub's check can see a
+// write no event told of.
+type offsetReader struct {
+	f   *os.File
+	off int64
+}
+
+func (o *offsetReader) Read(p []byte) (int, error) {
+	n, err := o.f.Read(p)
+	o.off += int64(n)
+	return n, err
+}
