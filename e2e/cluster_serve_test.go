@@ -12,11 +12,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -27,6 +29,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
 )
 
 // servingNode is a cluster node whose port 10250 the API server reaches:
@@ -422,4 +427,43 @@ func (n *servingNode) serviceAccountToken(name string, subresources ...string) s
 		t.Fatal(err)
 	}
 	return tr.Status.Token
+}
+
+// exec straight to the node's port, as the API server relays it and as a
+// client that talks to nodes does: over WebSocket (v5.channel.k8s.io, what
+// kubectl speaks since 1.31) and over SPDY, with the exit code back.
+func TestClusterExecWebSocketAndSPDY(t *testing.T) {
+	n := startServingNode(t)
+	n.runningPod(n.apiPod("box", "sleep 3600"))
+	token := n.serviceAccountToken("execer", "proxy")
+	cfg := &rest.Config{
+		Host:            fmt.Sprintf("https://%s:%d", n.ip, n.port),
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: n.ca},
+	}
+	target := fmt.Sprintf("%s/exec/%s/box/app?command=sh&command=-c&command=%s&input=1&output=1&error=1",
+		cfg.Host, n.name, url.QueryEscape("read x; echo got $x; echo oops >&2; exit 7"))
+	u, _ := url.Parse(target)
+	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ex := range map[string]remotecommand.Executor{"websocket": ws, "spdy": spdy} {
+		var stdout, stderr strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{
+			Stdin: strings.NewReader("hello\n"), Stdout: &stdout, Stderr: &stderr})
+		cancel()
+		var code utilexec.ExitError
+		if !errors.As(err, &code) || code.ExitStatus() != 7 {
+			t.Errorf("%s: err %v, want exit status 7", name, err)
+		}
+		if stdout.String() != "got hello\n" || stderr.String() != "oops\n" {
+			t.Errorf("%s: stdout %q stderr %q", name, stdout.String(), stderr.String())
+		}
+	}
 }
