@@ -60,47 +60,56 @@ func upgrading(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// session is what exec and attach share: the streams asked for and the
+// running container they go to.
+type session struct {
+	id                         string
+	stdin, stdout, stderr, tty bool
+}
+
+// containerSession reads a session's request and finds its container;
+// false means the answer was given.
+func (s *Secure) containerSession(w http.ResponseWriter, r *http.Request) (session, bool) {
+	var ss session
+	var err error
+	ss.stdin, ss.stdout, ss.stderr, ss.tty, err = streamOptions(r.URL.Query())
+	if err != nil {
+		httpError(w, err)
+		return ss, false
+	}
+	if !upgrading(w, r) {
+		return ss, false
+	}
+	ss.id, err = s.Locator.Container(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
+	if err != nil {
+		httpError(w, err)
+		return ss, false
+	}
+	return ss, true
+}
+
 func (s *Secure) exec(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	cmd := q[v1.ExecCommandParam]
+	cmd := r.URL.Query()[v1.ExecCommandParam]
 	if len(cmd) == 0 {
 		httpError(w, fmt.Errorf("%w: no command: give it as the %q query parameter", ErrBadRequest, v1.ExecCommandParam))
 		return
 	}
-	stdin, stdout, stderr, tty, err := streamOptions(q)
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	if !upgrading(w, r) {
-		return
-	}
-	id, err := s.Locator.Container(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
-	if err != nil {
-		httpError(w, err)
+	ss, ok := s.containerSession(w, r)
+	if !ok {
 		return
 	}
 	loc, err := s.Streamer.Exec(r.Context(), &runtimeapi.ExecRequest{
-		ContainerId: id, Cmd: cmd, Tty: tty, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		ContainerId: ss.id, Cmd: cmd, Tty: ss.tty, Stdin: ss.stdin, Stdout: ss.stdout, Stderr: ss.stderr})
 	s.relay(w, r, "exec", loc, err)
 }
 
 func (s *Secure) attach(w http.ResponseWriter, r *http.Request) {
-	stdin, stdout, stderr, tty, err := streamOptions(r.URL.Query())
-	if err != nil {
-		httpError(w, err)
-		return
-	}
-	if !upgrading(w, r) {
-		return
-	}
-	id, err := s.Locator.Container(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("uid"), r.PathValue("container"))
-	if err != nil {
-		httpError(w, err)
+	ss, ok := s.containerSession(w, r)
+	if !ok {
 		return
 	}
 	loc, err := s.Streamer.Attach(r.Context(), &runtimeapi.AttachRequest{
-		ContainerId: id, Tty: tty, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		ContainerId: ss.id, Tty: ss.tty, Stdin: ss.stdin, Stdout: ss.stdout, Stderr: ss.stderr})
 	s.relay(w, r, "attach", loc, err)
 }
 
