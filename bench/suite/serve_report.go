@@ -40,10 +40,11 @@ func median(xs []float64) (med, lo, hi float64) {
 // medCell is "median (min–max)", or the one value.
 func medCell(xs []float64, prec int) string {
 	med, lo, hi := median(xs)
-	if len(xs) < 2 || lo == hi {
-		return fmt.Sprintf("%.*f", prec, med)
+	m, l, h := fmt.Sprintf("%.*f", prec, med), fmt.Sprintf("%.*f", prec, lo), fmt.Sprintf("%.*f", prec, hi)
+	if l == h {
+		return m
 	}
-	return fmt.Sprintf("%.*f (%.*f–%.*f)", prec, med, prec, lo, prec, hi)
+	return fmt.Sprintf("%s (%s–%s)", m, l, h)
 }
 
 // of maps xs through get.

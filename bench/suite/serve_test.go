@@ -26,7 +26,7 @@ func TestMedianAndGroups(t *testing.T) {
 	if got := medCell([]float64{5}, 0); got != "5" {
 		t.Errorf("single medCell = %q", got)
 	}
-	if got := medCell([]float64{2, 2}, 1); got != "2.0" {
+	if got := medCell([]float64{2, 2.01}, 1); got != "2.0" {
 		t.Errorf("flat medCell = %q", got)
 	}
 	xs := []float64{3, 1, 2}
