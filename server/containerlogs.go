@@ -35,9 +35,43 @@ func (s *Secure) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	if err := logs.Read(r.Context(), path, opts, w, running); err != nil && r.Context().Err() == nil {
+	// The status goes out with the first bytes: a follow that cannot
+	// start (say, no inotify instance left) is an error the client sees,
+	// not an empty 200.
+	cw := &countingWriter{ResponseWriter: w}
+	err = logs.Read(r.Context(), path, opts, cw, running)
+	switch {
+	case err == nil || r.Context().Err() != nil:
+		if !cw.sent {
+			w.WriteHeader(http.StatusOK)
+		}
+	case !cw.sent:
+		s.logger().Warn("container log", "pod", ns+"/"+pod, "container", container, "err", err)
+		httpError(w, fmt.Errorf("container %q in pod %q: log unreadable", container, pod))
+	default:
 		// The status is out: all that is left is to say so in the log.
 		s.logger().Warn("container log", "pod", ns+"/"+pod, "container", container, "err", err)
 	}
 }
+
+// countingWriter knows whether the status went out: with the first
+// write or flush.
+type countingWriter struct {
+	http.ResponseWriter
+	sent bool
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.sent = true
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		c.sent = true
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
