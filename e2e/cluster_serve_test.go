@@ -430,8 +430,12 @@ func (n *servingNode) serviceAccountToken(name string, subresources ...string) s
 }
 
 // exec straight to the node's port, as the API server relays it and as a
-// client that talks to nodes does: over WebSocket (v5.channel.k8s.io, what
-// kubectl speaks since 1.31) and over SPDY, with the exit code back.
+// client that talks to nodes does: over SPDY and over WebSocket, with the
+// exit code back. kubectl's WebSocket (v5.channel.k8s.io) ends at the API
+// server, which speaks SPDY to nodes (the kubectl tests above go that
+// way); containerd's streaming server, where podline relays a session as
+// the kubelet does, speaks WebSocket up to v4.channel.k8s.io, so that is
+// what a client reaching the node directly gets.
 func TestClusterExecWebSocketAndSPDY(t *testing.T) {
 	n := startServingNode(t)
 	n.runningPod(n.apiPod("box", "sleep 3600"))
@@ -444,7 +448,7 @@ func TestClusterExecWebSocketAndSPDY(t *testing.T) {
 	target := fmt.Sprintf("%s/exec/%s/box/app?command=sh&command=-c&command=%s&input=1&output=1&error=1",
 		cfg.Host, n.name, url.QueryEscape("read x; echo got $x; echo oops >&2; exit 7"))
 	u, _ := url.Parse(target)
-	ws, err := remotecommand.NewWebSocketExecutor(cfg, "GET", target)
+	ws, err := remotecommand.NewWebSocketExecutorForProtocols(cfg, "GET", target, "v4.channel.k8s.io")
 	if err != nil {
 		t.Fatal(err)
 	}
