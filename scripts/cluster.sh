@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # cluster.sh up|down: a one-node Kubernetes cluster to try podline with
 # (`make cluster`, `make cluster-down`). `up` starts the harness's containerd
-# (runtime.sh), the control plane (controlplane.sh) and podline (bin/podline,
-# built by `make build`) as node $NODE_NAME (default: the hostname,
-# lowercased), then prints the kubectl command that works against it. `down`
-# stops all three and removes what podline made (pod directories, logs,
-# cgroups). podline's log is $CP_DIR/logs/podline.log next to the control
-# plane's.
+# (runtime.sh), the control plane (controlplane.sh, with metrics-server for
+# `kubectl top`) and podline (bin/podline, built by `make build`) as node
+# $NODE_NAME (default: the hostname, lowercased), then prints the kubectl
+# command that works against it. `down` stops all three and removes what
+# podline made (pod directories, logs, cgroups). podline's log is
+# $CP_DIR/logs/podline.log next to the control plane's.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -92,10 +92,11 @@ podline (pid $(node_pid)) as node $name, on the harness's containerd.
   $kubectl get pods -o wide
   $kubectl logs deployment/hello
   $kubectl exec deployment/hello -- sh -c 'echo hello from \$(hostname)'
+  $kubectl top pod && $kubectl top node $name   # metrics-server; figures ~20 s after a pod starts
 
 Or: eval "\$(scripts/controlplane.sh env)" puts kubectl in PATH and sets KUBECONFIG.
 Images: only the local ones ($BUSYBOX_IMAGE, $PAUSE_IMAGE); no registry is reachable.
-Logs: $NODE_LOG and $CP_DIR/logs/*.log. Static pods: $MANIFESTS.
+Logs: $NODE_LOG and $CP_DIR/logs/*.log (metrics-server's too). Static pods: $MANIFESTS.
 \`make cluster-down\` stops podline, the control plane and containerd.
 MSG
 }

@@ -21,6 +21,19 @@
 #   stop-apiserver        stop kube-apiserver only (pods' statuses then wait)
 #   start-apiserver       start it again, wait until ready
 #
+# `up` also runs metrics-server (install-metrics-server.sh) as a host process
+# behind the API server's aggregation layer, so that `kubectl top` works: it
+# listens on the node's address (the source of the default route; the API
+# server dials it directly, --enable-aggregator-routing, since an Endpoint
+# may not be a loopback address), port $METRICS_SERVER_PORT (4443), and
+# scrapes every node's /metrics/resource at its InternalIP and status port
+# every 10 s, as system:metrics-server (a client certificate; RBAC from
+# metrics-server's own manifests), checking nodes' serving certificates with
+# the cluster CA. APIService v1beta1.metrics.k8s.io is registered once it
+# serves; the first figures come ~20 s after a pod starts (two scrapes).
+# `up` on a control plane started without it adds it (restarting only
+# kube-apiserver, for the front-proxy flags).
+#
 # Everything lives under $CP_DIR (/run/podline-cluster): pki/, etcd/ (data),
 # logs/*.log, run/*.pid and the kubeconfigs. `up` reuses what is there (CA,
 # certificates, etcd data), so a control plane whose processes died comes back
@@ -28,7 +41,8 @@
 # it all; the next `up` makes a new cluster with a new CA.
 #
 # Env: NODE_MONITOR_GRACE_PERIOD (40s) is how long the controller-manager
-# waits for a node's lease before it marks the node NotReady.
+# waits for a node's lease before it marks the node NotReady;
+# METRICS_SERVER_PORT (4443) is metrics-server's.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -50,6 +64,13 @@ SERVICE_CIDR=10.96.0.0/12
 # In start order; stop_all stops them the other way round.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler)
 
+# metrics-server: a host process (no CNI for host-network pods here, no
+# kube-proxy), its user in RBAC and the name the API server checks its
+# serving certificate for (<service>.<namespace>.svc).
+METRICS_SERVER_PORT=${METRICS_SERVER_PORT:-4443}
+METRICS_SERVER_USER=system:metrics-server
+METRICS_SERVER_HOST=metrics-server.kube-system.svc
+
 usage() {
 	sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2
 	exit 2
@@ -59,8 +80,12 @@ usage() {
 # control plane (their command line names a file under $CP_DIR). Found in
 # /proc rather than trusted from pid files, which outlive crashes.
 cp_pids() {
-	local p target stat
+	local p target stat comm
 	for p in /proc/[0-9]*; do
+		# The name (cut to 15 bytes) first, read without a fork: a readlink
+		# per process costs ~15 ms here, and `up` looks ~20 times.
+		read -r comm 2>/dev/null <"$p/comm" || continue
+		[[ $comm == "${1:0:15}" ]] || continue
 		target=$(readlink "$p/exe" 2>/dev/null) || continue
 		target=${target% (deleted)}
 		[[ ${target##*/} == "$1" ]] || continue
@@ -96,18 +121,49 @@ wait_for() {
 
 new_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
 
-# sign NAME SUBJECT EXTENSIONS: key NAME.key and certificate NAME.crt in
-# $PKI, signed by the CA. A random serial: nodes may be issued concurrently.
+# sign NAME SUBJECT EXTENSIONS [CA]: key NAME.key and certificate NAME.crt
+# in $PKI, signed by CA (default: ca, the cluster CA). A random serial: nodes
+# may be issued concurrently.
 sign() {
-	local name=$1 subj=$2 ext=$3
+	local name=$1 subj=$2 ext=$3 ca=${4:-ca}
 	new_key "$PKI/$name.key"
 	openssl req -new -key "$PKI/$name.key" -subj "$subj" 2>/dev/null |
-		openssl x509 -req -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
+		openssl x509 -req -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -set_serial "0x$(openssl rand -hex 16)" \
 			-days 3650 -extfile <(printf '%s\n' "$ext") -out "$PKI/$name.crt" 2>/dev/null ||
 		die "signing $name ($subj) failed"
 }
 
 client_ext() { printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth'; }
+
+# new_ca NAME CN: a self-signed CA, NAME.key and NAME.crt in $PKI.
+new_ca() {
+	new_key "$PKI/$1.key"
+	openssl req -x509 -new -key "$PKI/$1.key" -subj "/CN=$2" -days 3650 \
+		-addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature' \
+		-out "$PKI/$1.crt" 2>/dev/null || die "generating CA $2 failed"
+}
+
+# make_aggregation_pki: what aggregation and metrics-server need, made
+# apart from make_pki so that a $PKI made before them (`.complete`, a control
+# plane that kept running) gets them too. Each pair only when missing.
+#   front-proxy-ca        the API server's --requestheader-client-ca-file:
+#                         the only CA an aggregated server trusts the
+#                         X-Remote-User/Group headers from
+#   front-proxy-client    the API server's identity towards aggregated servers
+#   metrics-server        its client identity (API server and nodes)
+#   metrics-server-serving  its serving certificate, from the cluster CA (the
+#                         APIService's caBundle) for the name the API server
+#                         asks for
+make_aggregation_pki() {
+	[[ -f $PKI/front-proxy-ca.crt ]] || new_ca front-proxy-ca podline-front-proxy-ca
+	[[ -f $PKI/front-proxy-client.crt ]] ||
+		sign front-proxy-client /CN=front-proxy-client "$(client_ext)" front-proxy-ca
+	[[ -f $PKI/metrics-server.crt ]] || sign metrics-server "/CN=$METRICS_SERVER_USER" "$(client_ext)"
+	[[ -f $PKI/metrics-server-serving.crt ]] || sign metrics-server-serving /CN=metrics-server "$(printf '%s\n' \
+		'basicConstraints=critical,CA:FALSE' 'keyUsage=critical,digitalSignature' 'extendedKeyUsage=serverAuth' \
+		"subjectAltName=DNS:$METRICS_SERVER_HOST,DNS:$METRICS_SERVER_HOST.cluster.local,DNS:localhost,IP:127.0.0.1")"
+	return 0
+}
 
 make_pki() {
 	[[ -f $PKI/.complete ]] && return 0
@@ -115,10 +171,7 @@ make_pki() {
 	rm -rf "$PKI"
 	mkdir -p "$PKI"
 	chmod 700 "$PKI"
-	new_key "$PKI/ca.key"
-	openssl req -x509 -new -key "$PKI/ca.key" -subj /CN=podline-cluster-ca -days 3650 \
-		-addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature' \
-		-out "$PKI/ca.crt" 2>/dev/null || die "CA generation failed"
+	new_ca ca podline-cluster-ca
 	sign apiserver /CN=kube-apiserver "$(printf '%s\n' 'basicConstraints=critical,CA:FALSE' \
 		'keyUsage=critical,digitalSignature' 'extendedKeyUsage=serverAuth' \
 		'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local')"
@@ -167,6 +220,8 @@ make_kubeconfigs() {
 	write_kubeconfig "$CP_DIR/controller-manager.kubeconfig" system:kube-controller-manager \
 		"$PKI/controller-manager.crt" "$PKI/controller-manager.key"
 	write_kubeconfig "$CP_DIR/scheduler.kubeconfig" system:kube-scheduler "$PKI/scheduler.crt" "$PKI/scheduler.key"
+	write_kubeconfig "$CP_DIR/metrics-server.kubeconfig" "$METRICS_SERVER_USER" \
+		"$PKI/metrics-server.crt" "$PKI/metrics-server.key"
 }
 
 # --- processes ----------------------------------------------------------------
@@ -195,7 +250,13 @@ flags_of() {
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
 		--shutdown-watch-termination-grace-period=2s \
-		--endpoint-reconciler-type=none --profiling=false ;;
+		--endpoint-reconciler-type=none --profiling=false \
+		--requestheader-client-ca-file="$PKI/front-proxy-ca.crt" \
+		--requestheader-allowed-names=front-proxy-client \
+		--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+		--requestheader-extra-headers-prefix=X-Remote-Extra- \
+		--proxy-client-cert-file="$PKI/front-proxy-client.crt" --proxy-client-key-file="$PKI/front-proxy-client.key" \
+		--enable-aggregator-routing=true ;;
 	# No --authentication/authorization-kubeconfig for these two: their
 	# only clients are the health probes (always allowed), and delegated
 	# authentication wants a front-proxy CA the API server does not have.
@@ -214,18 +275,37 @@ flags_of() {
 		--kubeconfig="$CP_DIR/scheduler.kubeconfig" \
 		--bind-address=127.0.0.1 --secure-port=10259 --cert-dir="$CP_DIR/kube-scheduler" \
 		--leader-elect=false --profiling=false ;;
+	# Delegated authentication and authorization through the same identity
+	# (the API server's front-proxy certificate and headers, from the
+	# extension-apiserver-authentication ConfigMap). Nodes are dialled at
+	# their InternalIP and the port in their status (each test node has its
+	# own) and checked with the cluster CA. 10 s is the shortest resolution
+	# it takes; the scrape timeout must stay under 90 % of it.
+	metrics-server) printf '%s\n' \
+		--kubeconfig="$CP_DIR/metrics-server.kubeconfig" \
+		--authentication-kubeconfig="$CP_DIR/metrics-server.kubeconfig" \
+		--authorization-kubeconfig="$CP_DIR/metrics-server.kubeconfig" \
+		--bind-address="$(<"$CP_DIR/metrics-server-ip")" --secure-port="$METRICS_SERVER_PORT" \
+		--tls-cert-file="$PKI/metrics-server-serving.crt" --tls-private-key-file="$PKI/metrics-server-serving.key" \
+		--kubelet-certificate-authority="$PKI/ca.crt" \
+		--kubelet-preferred-address-types=InternalIP --kubelet-use-node-status-port \
+		--metric-resolution=10s --kubelet-request-timeout=5s --profiling=false ;;
 	*) die "BUG: no flags for $1" ;;
 	esac
 }
 
 start_component() {
-	local name=$1 bin pid
-	bin=$(<"$CP_DIR/kube-bin")
+	local name=$1 exe pid
+	if [[ $name == metrics-server ]]; then
+		exe=$(<"$CP_DIR/metrics-server-bin")
+	else
+		exe=$(<"$CP_DIR/kube-bin")/$name
+	fi
 	local -a flags
 	mapfile -t flags < <(flags_of "$name")
 	# setsid: the component must outlive this script and its terminal. It
 	# must not inherit the lock (fd 8), or every later command would wait.
-	setsid "$bin/$name" "${flags[@]}" </dev/null >>"$CP_LOGS/$name.log" 2>&1 8>&- &
+	setsid "$exe" "${flags[@]}" </dev/null >>"$CP_LOGS/$name.log" 2>&1 8>&- &
 	# Looked up, not taken from $!: setsid forks when it leads a process group.
 	local deadline=$((SECONDS + 5))
 	until pid=$(cp_pids "$name" | head -n 1) && [[ -n $pid ]]; do
@@ -280,11 +360,188 @@ all_running() {
 	for c in "${COMPONENTS[@]}"; do [[ -n $(cp_pids "$c") ]] || return 1; done
 }
 
-# stop_all: the API server first, etcd last; the API server takes ~60 s to
-# exit when etcd is gone before it.
+# stop_all: metrics-server (an aggregated server) and the API server first,
+# etcd last; the API server takes ~60 s to exit when etcd is gone before it.
 stop_all() {
 	local c
-	for c in kube-apiserver kube-scheduler kube-controller-manager etcd; do stop_component "$c"; done
+	for c in metrics-server kube-apiserver kube-scheduler kube-controller-manager etcd; do stop_component "$c"; done
+}
+
+# --- metrics-server -------------------------------------------------------------
+
+# node_ip: the source address of the default route, which podline reports
+# as the node's InternalIP.
+node_ip() {
+	ip -4 route get 192.0.2.1 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "src") print $(i + 1)}'
+}
+
+kubectl_admin() { "$(<"$CP_DIR/kube-bin")/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
+
+# metrics_server_objects: what metrics-server's manifests (v0.8.0,
+# manifests/base) give it, for a user instead of a ServiceAccount (plus
+# nodes/stats), and a Service without selector whose EndpointSlice is the
+# host address it listens on.
+metrics_server_objects() {
+	local ip=$1
+	cat <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:aggregated-metrics-reader
+  labels:
+    rbac.authorization.k8s.io/aggregate-to-view: "true"
+    rbac.authorization.k8s.io/aggregate-to-edit: "true"
+    rbac.authorization.k8s.io/aggregate-to-admin: "true"
+rules:
+- apiGroups: ["metrics.k8s.io"]
+  resources: ["pods", "nodes"]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:metrics-server
+rules:
+- apiGroups: [""]
+  resources: ["nodes/metrics", "nodes/stats"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["pods", "nodes"]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: system:metrics-server
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:metrics-server
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: $METRICS_SERVER_USER
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: metrics-server:system:auth-delegator
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:auth-delegator
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: $METRICS_SERVER_USER
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: metrics-server-auth-reader
+  namespace: kube-system
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: extension-apiserver-authentication-reader
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: $METRICS_SERVER_USER
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: metrics-server
+  namespace: kube-system
+spec:
+  ports:
+  - name: https
+    port: 443
+    protocol: TCP
+    targetPort: $METRICS_SERVER_PORT
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: metrics-server-host
+  namespace: kube-system
+  labels:
+    kubernetes.io/service-name: metrics-server
+    endpointslice.kubernetes.io/managed-by: controlplane.sh.podline.dev
+addressType: IPv4
+endpoints:
+- addresses: ["$ip"]
+  conditions:
+    ready: true
+ports:
+- name: https
+  port: $METRICS_SERVER_PORT
+  protocol: TCP
+EOF
+}
+
+# metrics_server_apiservice: registered only once metrics-server serves: an
+# APIService that does not answer makes discovery stale, and kubectl then
+# complains on stderr about metrics.k8s.io in every command.
+metrics_server_apiservice() {
+	cat <<EOF
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1beta1.metrics.k8s.io
+spec:
+  service:
+    name: metrics-server
+    namespace: kube-system
+    port: 443
+  group: metrics.k8s.io
+  version: v1beta1
+  caBundle: $(base64 -w0 "$PKI/ca.crt")
+  groupPriorityMinimum: 100
+  versionPriority: 100
+EOF
+}
+
+# apply_objects NAME: kubectl apply of stdin as admin; quiet unless it fails.
+apply_objects() {
+	local out
+	out=$(kubectl_admin apply -f - 2>&1) || die "applying the $1 objects failed: $out"
+}
+
+metrics_server_serves() {
+	curl -fsS --max-time 2 --cacert "$PKI/ca.crt" \
+		--resolve "$METRICS_SERVER_HOST:$METRICS_SERVER_PORT:$(<"$CP_DIR/metrics-server-ip")" \
+		"https://$METRICS_SERVER_HOST:$METRICS_SERVER_PORT/livez" 2>/dev/null | grep -qx ok
+}
+
+# start_metrics_server: RBAC, Service and EndpointSlice, then the process
+# (which reads the extension-apiserver-authentication ConfigMap as it
+# starts). Returns without waiting; register_metrics_server finishes.
+start_metrics_server() {
+	local ip
+	ip=$(node_ip)
+	[[ -n $ip ]] || die "no default route: metrics-server needs an address the API server may dial (not loopback)"
+	echo "$ip" >"$CP_DIR/metrics-server-ip"
+	metrics_server_objects "$ip" | apply_objects metrics-server
+	start_component metrics-server
+}
+
+# register_metrics_server: waits until metrics-server serves (it usually
+# does by the time the controller-manager is ready), then registers the
+# APIService; it turns Available a moment later, and `kubectl top` has
+# figures after two scrapes.
+register_metrics_server() {
+	wait_for 60 "metrics-server serving on $(<"$CP_DIR/metrics-server-ip"):$METRICS_SERVER_PORT" metrics_server_serves
+	metrics_server_apiservice | apply_objects APIService
+}
+
+# aggregation_enabled: the running API server has the front-proxy flags
+# (one started by an older controlplane.sh has not).
+aggregation_enabled() {
+	local pid
+	pid=$(cp_pids kube-apiserver | head -n 1)
+	[[ -n $pid ]] && tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qx -- --enable-aggregator-routing=true
 }
 
 # --- commands -------------------------------------------------------------------
@@ -296,36 +553,72 @@ lock() {
 
 cmd_up() {
 	need_root "controlplane.sh up"
-	local start=$SECONDS bin
+	local start=$SECONDS bin ms_bin
 	lock
 	if all_running && api_ready; then
-		log "control plane already up: $API_URL (KUBECONFIG=$ADMIN_KUBECONFIG)"
+		if [[ -n $(cp_pids metrics-server) ]]; then
+			# An `up` that failed before registering it left it out.
+			api_get /apis/apiregistration.k8s.io/v1/apiservices/v1beta1.metrics.k8s.io >/dev/null ||
+				register_metrics_server
+			log "control plane already up: $API_URL (KUBECONFIG=$ADMIN_KUBECONFIG)"
+			return
+		fi
+		# Started by a controlplane.sh without metrics-server: add it, and
+		# the API server's aggregation flags, keeping the rest as it runs.
+		add_metrics_server
+		log "control plane up in $((SECONDS - start)) s: $API_URL (KUBECONFIG=$ADMIN_KUBECONFIG)"
 		return
 	fi
 	bin=$("$PODLINE_SCRIPTS/install-kube.sh" control-plane)
+	ms_bin=$("$PODLINE_SCRIPTS/install-metrics-server.sh")
 	# Some components alive but not all, or not answering: start afresh
 	# (on the same certificates and etcd data).
 	stop_all
 	local port
-	for port in 2379 2380 6443 10257 10259; do
+	for port in 2379 2380 6443 10257 10259 "$METRICS_SERVER_PORT"; do
 		port_free "$port" || die "port $port is taken by another process (ss -ltnp 'sport = :$port')"
 	done
 	mkdir -p "$CP_DIR" "$CP_LOGS" "$CP_PIDS"
 	chmod 700 "$CP_DIR"
 	echo "$bin" >"$CP_DIR/kube-bin"
+	echo "$ms_bin" >"$CP_DIR/metrics-server-bin"
 	echo "$NODE_MONITOR_GRACE_PERIOD" >"$CP_DIR/node-monitor-grace-period"
 	make_pki
+	make_aggregation_pki
 	make_kubeconfigs
-	log "starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler (logs: $CP_LOGS)"
+	log "starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, metrics-server (logs: $CP_LOGS)"
 	start_component etcd
 	wait_for 30 "etcd healthy" etcd_healthy
 	start_apiserver
 	start_component kube-controller-manager
 	start_component kube-scheduler
+	# While the controller-manager starts up.
+	start_metrics_server
 	wait_for 60 "kube-controller-manager healthy" component_healthy 10257
 	wait_for 60 "kube-scheduler healthy" component_healthy 10259
 	wait_for 60 "default ServiceAccount and kube-root-ca.crt" pods_creatable
+	register_metrics_server
 	log "control plane up in $((SECONDS - start)) s: $API_URL (KUBECONFIG=$ADMIN_KUBECONFIG)"
+}
+
+# add_metrics_server: metrics-server for a control plane that runs without
+# it; the API server is restarted when it lacks the aggregation flags.
+add_metrics_server() {
+	local ms_bin
+	ms_bin=$("$PODLINE_SCRIPTS/install-metrics-server.sh")
+	echo "$ms_bin" >"$CP_DIR/metrics-server-bin"
+	port_free "$METRICS_SERVER_PORT" ||
+		die "port $METRICS_SERVER_PORT is taken by another process (ss -ltnp 'sport = :$METRICS_SERVER_PORT')"
+	make_aggregation_pki
+	make_kubeconfigs
+	if ! aggregation_enabled; then
+		log "restarting kube-apiserver with the aggregation flags metrics-server needs"
+		stop_component kube-apiserver
+		start_apiserver
+	fi
+	log "starting metrics-server (log: $CP_LOGS/metrics-server.log)"
+	start_metrics_server
+	register_metrics_server
 }
 
 cmd_down() {
@@ -338,7 +631,7 @@ cmd_down() {
 
 cmd_status() {
 	local c pids rc=0
-	for c in "${COMPONENTS[@]}"; do
+	for c in "${COMPONENTS[@]}" metrics-server; do
 		pids=$(cp_pids "$c" | tr '\n' ' ')
 		echo "$c: ${pids:-not running}"
 	done
@@ -359,6 +652,7 @@ cmd_env() {
 		PODLINE_ADMIN_KUBECONFIG "$ADMIN_KUBECONFIG" \
 		PODLINE_KUBECTL "$bin/kubectl" \
 		PODLINE_CONTROLPLANE "$PODLINE_SCRIPTS/controlplane.sh" \
+		PODLINE_METRICS_SERVER_LOG "$CP_LOGS/metrics-server.log" \
 		PODLINE_NODE_MONITOR_GRACE_PERIOD "$(<"$CP_DIR/node-monitor-grace-period")"
 	# Left for the caller's shell to expand.
 	# shellcheck disable=SC2016
