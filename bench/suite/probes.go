@@ -340,6 +340,7 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 		return res, fmt.Errorf("fake CRI calls: %w", err)
 	}
 	pt0, hasPT := probeTotal(ctx, a.client())
+	tp0 := time.Now()
 	// The scrape of /metrics/probes (tens of thousands of series at
 	// 10,000 pods) leaves garbage whose collection is no probing cost:
 	// it is let finish before the window opens.
@@ -369,6 +370,7 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 		return res, fmt.Errorf("fake CRI calls: %w", err)
 	}
 	pt1, _ := probeTotal(ctx, a.client())
+	ptSecs := time.Since(tp0).Seconds()
 	if a.exited() {
 		return res, a.errExited()
 	}
@@ -381,7 +383,7 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 	res.Threads = countDir(fmt.Sprintf("/proc/%d/task", a.pid()))
 	res.Goroutines = goroutines(ctx, a)
 	if hasPT {
-		res.ProberTotalPerSc = (pt1 - pt0) / secs
+		res.ProberTotalPerSc = (pt1 - pt0) / ptSecs
 	}
 	res.ExecPerSec = float64(calls1["ExecSync"]-calls0["ExecSync"]) / secs
 
