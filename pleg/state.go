@@ -91,6 +91,7 @@ func (c *Container) newerThan(old *Container) bool {
 	}
 	return c.Detailed && !old.Detailed
 }
+
 // Pod is everything the runtime holds for one pod UID, as last observed.
 // A Pod value is immutable once published in a Cache: writers copy it.
 type Pod struct {
