@@ -26,6 +26,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -470,4 +471,48 @@ func TestClusterExecWebSocketAndSPDY(t *testing.T) {
 			t.Errorf("%s: stdout %q stderr %q", name, stdout.String(), stderr.String())
 		}
 	}
+}
+
+// With --rotate-server-certificates the node asks for its serving
+// certificate with a kubelet-serving CSR and serves it once approved and
+// signed by the cluster's signer.
+func TestClusterServingCertificateRotation(t *testing.T) {
+	port := freePort(t)
+	ip := nodeIP(t)
+	n := startNode(t, "--port", fmt.Sprint(port), "--address", "0.0.0.0", "--rotate-server-certificates")
+	n.waitReady(60 * time.Second)
+	var csr *certificatesv1.CertificateSigningRequest
+	eventually(t, 30*time.Second, "a kubelet-serving CSR from the node", func() (bool, string) {
+		list, err := n.cp.admin.CertificatesV1().CertificateSigningRequests().List(apiCtx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for i := range list.Items {
+			c := &list.Items[i]
+			if c.Spec.SignerName == certificatesv1.KubeletServingSignerName && c.Spec.Username == "system:node:"+n.name {
+				csr = c
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d CSRs, none from the node", len(list.Items))
+	})
+	t.Cleanup(func() { n.cp.admin.CertificatesV1().CertificateSigningRequests().Delete(apiCtx, csr.Name, metav1.DeleteOptions{}) })
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: v1.ConditionTrue, Reason: "E2E", Message: "approved by the test"})
+	if _, err := n.cp.admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(apiCtx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var served *x509.Certificate
+	eventually(t, 60*time.Second, "the signed certificate served on the node's port", func() (bool, string) {
+		conn, err := tls.Dial("tcp", fmt.Sprintf("%s:%d", ip, port), &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			return false, err.Error()
+		}
+		defer conn.Close()
+		served = conn.ConnectionState().PeerCertificates[0]
+		return served.Subject.CommonName == "system:node:"+n.name && served.Issuer.CommonName == "podline-cluster-ca",
+			fmt.Sprintf("subject %q issuer %q", served.Subject.CommonName, served.Issuer.CommonName)
+	})
+	t.Logf("serving certificate from the CSR: %s, issued by %s, valid until %s, IPs %v",
+		served.Subject.CommonName, served.Issuer.CommonName, served.NotAfter.Format(time.RFC3339), served.IPAddresses)
 }
