@@ -496,7 +496,9 @@ func TestClusterServingCertificateRotation(t *testing.T) {
 		}
 		return false, fmt.Sprintf("%d CSRs, none from the node", len(list.Items))
 	})
-	t.Cleanup(func() { n.cp.admin.CertificatesV1().CertificateSigningRequests().Delete(apiCtx, csr.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		n.cp.admin.CertificatesV1().CertificateSigningRequests().Delete(apiCtx, csr.Name, metav1.DeleteOptions{})
+	})
 	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 		Type: certificatesv1.CertificateApproved, Status: v1.ConditionTrue, Reason: "E2E", Message: "approved by the test"})
 	if _, err := n.cp.admin.CertificatesV1().CertificateSigningRequests().UpdateApproval(apiCtx, csr.Name, csr, metav1.UpdateOptions{}); err != nil {
