@@ -228,8 +228,7 @@ func countDir(path string) int {
 // probesScenario runs every case of the plan and writes probes.json and
 // probes.md into out.
 func (s *suite) probesScenario(ctx context.Context, out string) error {
-	var runs []probeRun
-	var failed []string
+	var cases []probeCase
 	for _, pc := range probePlan(s.cfg.quick, s.cfg.probeRuns) {
 		if !slices.Contains(strings.Split(s.cfg.probeAgents, ","), pc.agent) || (pc.agent == kubelet && s.kubelet == "") {
 			continue
@@ -237,32 +236,13 @@ func (s *suite) probesScenario(ctx context.Context, out string) error {
 		if s.cfg.probePods != 0 && pc.pods != s.cfg.probePods {
 			continue
 		}
-		for i := range pc.runs {
-			label := fmt.Sprintf("probes %s %d pods run %d/%d", pc.agent, pc.pods, i+1, pc.runs)
-			r, err := s.probeCase(ctx, pc, i+1, label)
-			if err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				progress("%s: FAILED: %v", label, err)
-				failed = append(failed, fmt.Sprintf("%s: %v", label, err))
-				continue
-			}
-			runs = append(runs, r)
-			// Written after each run, so an interrupted suite keeps what ran.
-			if err := writeProbes(out, s.run, runs, failed); err != nil {
-				return err
-			}
-		}
+		cases = append(cases, pc)
 	}
-	if err := writeProbes(out, s.run, runs, failed); err != nil {
-		return err
-	}
-	progress("probes: results in %s", filepath.Join(out, "probes.md"))
-	if len(failed) > 0 {
-		return fmt.Errorf("probes: %d run(s) failed", len(failed))
-	}
-	return nil
+	return runCases(ctx, "probes", out, cases,
+		func(pc probeCase) int { return pc.runs },
+		func(pc probeCase) string { return fmt.Sprintf("%s %d pods", pc.agent, pc.pods) },
+		func(pc probeCase, n int, label string) (probeRun, error) { return s.probeCase(ctx, pc, n, label) },
+		func(runs []probeRun, failed []string) error { return writeProbes(out, s.run, runs, failed) })
 }
 
 func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string) (probeRun, error) {

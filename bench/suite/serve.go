@@ -137,38 +137,17 @@ func measureGets(ctx context.Context, pid int, get getter, port, path string, n 
 // serveScenario runs every case of the plan and writes serve.json and
 // serve.md into out.
 func (s *suite) serveScenario(ctx context.Context, out string) error {
-	var runs []serveRun
-	var failed []string
+	var cases []serveCase
 	for _, sc := range servePlan(s.cfg.quick) {
-		if sc.agent == kubelet && s.kubelet == "" {
-			continue
-		}
-		for i := range sc.runs {
-			label := fmt.Sprintf("serve %s %d pods run %d/%d", sc.agent, sc.pods, i+1, sc.runs)
-			r, err := s.serveCase(ctx, sc, i+1, label)
-			if err != nil {
-				if ctx.Err() != nil {
-					return err
-				}
-				progress("%s: FAILED: %v", label, err)
-				failed = append(failed, fmt.Sprintf("%s: %v", label, err))
-				continue
-			}
-			runs = append(runs, r)
-			// Written after each run, so an interrupted suite keeps what ran.
-			if err := writeServe(out, s, runs, failed); err != nil {
-				return err
-			}
+		if sc.agent != kubelet || s.kubelet != "" {
+			cases = append(cases, sc)
 		}
 	}
-	if err := writeServe(out, s, runs, failed); err != nil {
-		return err
-	}
-	progress("serve: results in %s", filepath.Join(out, "serve.md"))
-	if len(failed) > 0 {
-		return fmt.Errorf("serve: %d run(s) failed", len(failed))
-	}
-	return nil
+	return runCases(ctx, "serve", out, cases,
+		func(sc serveCase) int { return sc.runs },
+		func(sc serveCase) string { return fmt.Sprintf("%s %d pods", sc.agent, sc.pods) },
+		func(sc serveCase, n int, label string) (serveRun, error) { return s.serveCase(ctx, sc, n, label) },
+		func(runs []serveRun, failed []string) error { return writeServe(out, s, runs, failed) })
 }
 
 func (s *suite) serveCase(ctx context.Context, sc serveCase, n int, label string) (serveRun, error) {
