@@ -268,10 +268,21 @@ func TestHubCheck(t *testing.T) {
 		{"stopped", full, &sight{cur: fst, off: 5}, true, true, newsStopped},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			up = !tc.stopped
+			// A check that does not look sees a stopped container only.
 			in := newInterest(tc.path, func() bool { return up })
 			in.rest(tc.seen)
-			up = !tc.stopped
-			h.checkAll([]*interest{in})
+			h.checkAll([]*interest{in}, false)
+			if woken := len(in.wake) == 1; woken != tc.stopped {
+				t.Errorf("without a look: woken = %v, want %v", woken, tc.stopped)
+			}
+			if news, want := in.take(), tc.wantNews&newsStopped; news != want {
+				t.Errorf("without a look: news = %b, want %b", news, want)
+			}
+
+			in = newInterest(tc.path, func() bool { return up })
+			in.rest(tc.seen)
+			h.checkAll([]*interest{in}, true)
 			if woken := len(in.wake) == 1; woken != tc.wake {
 				t.Errorf("woken = %v, want %v", woken, tc.wake)
 			}
