@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,39 @@ func TestHealthz(t *testing.T) {
 	f("/healthz?verbose", 200, "[+]runtime ok")
 	broken = errors.New("socket gone")
 	f("/healthz", 500, "[-]runtime failed: socket gone")
+}
+
+// With encoded items, /pods answers byte for byte what encoding the list
+// whole answers, with none, one and several pods.
+func TestReadOnlyPodsEncodedItems(t *testing.T) {
+	for n := range 4 {
+		var pods []v1.Pod
+		for i := range n {
+			pods = append(pods, v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default",
+				Annotations: map[string]string{"a": "<&>"}}, Status: v1.PodStatus{Phase: v1.PodRunning}})
+		}
+		whole := &ReadOnly{Pods: func() []v1.Pod { return append(make([]v1.Pod, 0, len(pods)), pods...) }}
+		encoded := &ReadOnly{Pods: func() []v1.Pod { t.Error("Pods called"); return nil }, PodsJSON: func() ([][]byte, error) {
+			var items [][]byte
+			for i := range pods {
+				b, err := json.Marshal(&pods[i])
+				if err != nil {
+					return nil, err
+				}
+				items = append(items, b)
+			}
+			return items, nil
+		}}
+		_, want := get(t, whole.Handler(), "/pods")
+		code, got := get(t, encoded.Handler(), "/pods")
+		if code != 200 || got != want {
+			t.Errorf("%d pods: /pods = %d\n%s\nwant\n%s", n, code, got, want)
+		}
+	}
+	failing := &ReadOnly{PodsJSON: func() ([][]byte, error) { return nil, errors.New("encode pod ns/p: boom") }}
+	if code, body := get(t, failing.Handler(), "/pods"); code != 500 || !strings.Contains(body, "encode pod ns/p: boom") {
+		t.Errorf("failed encoding: /pods = %d %q", code, body)
+	}
 }
 
 func TestReadOnlyPods(t *testing.T) {

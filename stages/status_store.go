@@ -1,9 +1,11 @@
 package stages
 
 import (
+	"iter"
 	"slices"
-	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,10 +26,13 @@ type StatusStore struct {
 	onChange func(types.UID)
 }
 
+// statusEntry is immutable once stored: a change stores a new one. That
+// lets readers share it outside the lock, and its JSON be kept with it.
 type statusEntry struct {
 	pod     *v1.Pod // desired pod, never modified
 	status  v1.PodStatus
 	version uint64
+	json    atomic.Pointer[[]byte] // the pod with this status, encoded at the first /pods that wants it
 }
 
 // NewStatusStore returns an empty store.
@@ -140,19 +145,46 @@ func (s *StatusStore) Len() int {
 
 // Pods returns every pod with its status, ordered by namespace and name.
 func (s *StatusStore) Pods() []v1.Pod {
+	entries := s.sorted()
+	out := make([]v1.Pod, len(entries))
+	for i, e := range entries {
+		out[i] = *e.pod.DeepCopy()
+		out[i].Status = *e.status.DeepCopy()
+	}
+	return out
+}
+
+// All yields every pod and its status, ordered by namespace and name,
+// without copying either: both are shared and must not be modified. For
+// readers of every pod, such as a stats scrape, that would otherwise copy
+// ten thousand pods to read a few fields of each.
+func (s *StatusStore) All() iter.Seq2[*v1.Pod, *v1.PodStatus] {
+	return func(yield func(*v1.Pod, *v1.PodStatus) bool) {
+		for _, e := range s.sorted() {
+			if !yield(e.pod, &e.status) {
+				return
+			}
+		}
+	}
+}
+
+// sorted returns the stored entries ordered by namespace and name. The
+// lock is held only to list them: entries never change once stored.
+func (s *StatusStore) sorted() []*statusEntry {
 	s.mu.RLock()
-	out := make([]v1.Pod, 0, len(s.pods))
+	out := make([]*statusEntry, 0, len(s.pods))
 	for _, e := range s.pods {
-		p := *e.pod.DeepCopy()
-		p.Status = *e.status.DeepCopy()
-		out = append(out, p)
+		out = append(out, e)
 	}
 	s.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
+	slices.SortFunc(out, func(a, b *statusEntry) int {
+		if c := strings.Compare(a.pod.Namespace, b.pod.Namespace); c != 0 {
+			return c
 		}
-		return out[i].Name < out[j].Name
+		if c := strings.Compare(a.pod.Name, b.pod.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.pod.UID), string(b.pod.UID))
 	})
 	return out
 }

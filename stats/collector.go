@@ -3,6 +3,7 @@ package stats
 import (
 	"bytes"
 	"context"
+	"iter"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,8 +27,9 @@ var (
 // Collector reads the node and every running pod when asked.
 type Collector struct {
 	NodeName string
-	// Pods returns the pods podline runs, with their status.
-	Pods func() []v1.Pod
+	// Pods yields the pods podline runs with their status, shared: a
+	// scrape reads a few fields of each and copies none.
+	Pods func() iter.Seq2[*v1.Pod, *v1.PodStatus]
 	// Cache gives each pod's sandbox, whose processes sit in the pod's
 	// network namespace.
 	Cache  *pleg.Cache
@@ -69,8 +71,8 @@ func (c *Collector) Collect(ctx context.Context) (*Snapshot, error) {
 		return nil, err
 	}
 	seen := map[string]bool{nodeRateKey: true}
-	for _, pod := range c.Pods() {
-		if p, ok := c.pod(&pod, start, seen); ok {
+	for pod, status := range c.Pods() {
+		if p, ok := c.pod(pod, status, start, seen); ok {
 			s.Pods = append(s.Pods, p)
 		}
 	}
@@ -109,8 +111,12 @@ func (c *Collector) node(ctx context.Context, n *NodeSample, now time.Time) erro
 	return nil
 }
 
-func (c *Collector) pod(pod *v1.Pod, now time.Time, seen map[string]bool) (PodSample, bool) {
-	parent := c.Layout.PodParent(pod.UID, cgroupfs.QOSClass(pod))
+func (c *Collector) pod(pod *v1.Pod, status *v1.PodStatus, now time.Time, seen map[string]bool) (PodSample, bool) {
+	qos := status.QOSClass
+	if qos == "" {
+		qos = cgroupfs.QOSClass(pod)
+	}
+	parent := c.Layout.PodParent(pod.UID, qos)
 	if parent == "" {
 		return PodSample{}, false
 	}
@@ -119,12 +125,12 @@ func (c *Collector) pod(pod *v1.Pod, now time.Time, seen map[string]bool) (PodSa
 		return PodSample{}, false
 	}
 	p := PodSample{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Cgroup: st}
-	if pod.Status.StartTime != nil {
-		p.StartTime = pod.Status.StartTime.Time
+	if status.StartTime != nil {
+		p.StartTime = status.StartTime.Time
 	}
 	seen[parent] = true
 	p.NanoCores, p.HasNanoCores = c.Rates.NanoCores(parent, st.CPUUsageNanos, now)
-	for _, cs := range pod.Status.ContainerStatuses {
+	for _, cs := range status.ContainerStatuses {
 		if cs.State.Running == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,21 @@ func fixture(tb testing.TB, n int, unified bool) *Collector {
 		})
 	}
 	return &Collector{
-		NodeName: "node-a", Pods: func() []v1.Pod { return pods }, Cache: pleg.NewCache(), Layout: layout,
+		NodeName: "node-a", Pods: podsOf(pods), Cache: pleg.NewCache(), Layout: layout,
 		Reader: cgroupfs.NewReaderAt(unified, root), Rates: &cgroupfs.RateTracker{}, RootDir: root,
+	}
+}
+
+// podsOf serves pods as the status store does, each beside its status.
+func podsOf(pods []v1.Pod) func() iter.Seq2[*v1.Pod, *v1.PodStatus] {
+	return func() iter.Seq2[*v1.Pod, *v1.PodStatus] {
+		return func(yield func(*v1.Pod, *v1.PodStatus) bool) {
+			for i := range pods {
+				if !yield(&pods[i], &pods[i].Status) {
+					return
+				}
+			}
+		}
 	}
 }
 
@@ -103,9 +117,13 @@ func TestCollectAndShape(t *testing.T) {
 
 func TestPodsWithoutCgroupsAreLeftOut(t *testing.T) {
 	c := fixture(t, 2, false)
-	pods := c.Pods()
+	var pods []v1.Pod
+	for p, st := range c.Pods() {
+		pods = append(pods, *p)
+		pods[len(pods)-1].Status = *st
+	}
 	pods = append(pods, v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", UID: "uid-gone"}})
-	c.Pods = func() []v1.Pod { return pods }
+	c.Pods = podsOf(pods)
 	snap, err := c.Collect(context.Background())
 	if err != nil || len(snap.Pods) != 2 {
 		t.Fatalf("%d pods, %v", len(snap.Pods), err)

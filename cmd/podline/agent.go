@@ -182,7 +182,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		return nil, fmt.Errorf("cgroup stats: %w", err)
 	}
 	a.stats = &stats.Collector{
-		NodeName: a.node.Name, Pods: a.statuses.Pods, Cache: a.cache, Layout: a.node.Cgroups,
+		NodeName: a.node.Name, Pods: a.statuses.All, Cache: a.cache, Layout: a.node.Cgroups,
 		Reader: reader, Rates: &cgroupfs.RateTracker{}, CgroupMount: cgroupfs.UnifiedMount(), RootDir: o.rootDir,
 		ImageFs: func(ctx context.Context) (string, uint64, error) {
 			info, err := rt.ImageFsInfo(ctx)
@@ -311,7 +311,7 @@ func (a *agent) run(parent context.Context) error {
 		}
 	}
 	if o.readOnlyPort > 0 {
-		ro := &server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine },
+		ro := &server.ReadOnly{Pods: a.statuses.Pods, PodsJSON: a.statuses.PodsJSON, Machine: func() *machine.Info { return a.machine },
 			Stats: a.stats.Collect, Healthz: healthz, Probes: prober.Metrics}
 		addr := net.JoinHostPort(o.address, strconv.Itoa(o.readOnlyPort))
 		if err := server.Serve(ctx, addr, ro.Handler(), nil, a.log); err != nil {

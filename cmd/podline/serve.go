@@ -86,7 +86,7 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 	}
 
 	secure := &server.Secure{
-		ReadOnly: server.ReadOnly{Pods: a.statuses.Pods, Machine: func() *machine.Info { return a.machine },
+		ReadOnly: server.ReadOnly{Pods: a.statuses.Pods, PodsJSON: a.statuses.PodsJSON, Machine: func() *machine.Info { return a.machine },
 			Stats: a.stats.Collect, Healthz: healthz, Probes: prober.Metrics},
 		Locator:   &locator{statuses: a.statuses, cache: a.cache, node: a.node},
 		Streamer:  a.runtime,
