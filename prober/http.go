@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -162,31 +163,15 @@ func (h *httpHandler) run(ctx context.Context, t target, timeout time.Duration) 
 	}
 }
 
+// ownSockets sends plain-HTTP probes to an address on a socket of their
+// own (probeSocket) rather than through Go's dialer. Tests turn it off to
+// hold both paths to the same behaviour.
+var ownSockets = true
+
 // get makes one request on a connection of its own and closes it. It
 // returns the status, the Location header and how much of the body (up to
 // len(body)) it read into body; a body cut short changes nothing.
 func (h *httpHandler) get(ctx context.Context, u *url.URL, hostHeader string, deadline time.Time, body []byte) (code int, location string, n int, err error) {
-	d := probeDialer
-	d.Deadline = deadline
-	conn, err := d.DialContext(ctx, "tcp", u.Host)
-	if err != nil {
-		return 0, "", 0, err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(deadline); err != nil {
-		return 0, "", 0, err
-	}
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-		defer stop()
-	}
-	if u.Scheme == "https" {
-		tc := tls.Client(conn, tlsFor(u.Hostname()))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return 0, "", 0, err
-		}
-		conn = tc
-	}
 	if hostHeader == "" {
 		hostHeader = u.Host
 	}
@@ -197,9 +182,17 @@ func (h *httpHandler) get(ctx context.Context, u *url.URL, hostHeader string, de
 	req = append(req, hostHeader...)
 	req = append(req, "\r\n"...)
 	req = append(req, h.wire...)
-	if _, err := conn.Write(req); err != nil {
+
+	var conn io.ReadCloser
+	if ap, perr := netip.ParseAddrPort(u.Host); ownSockets && perr == nil && u.Scheme == "http" && ap.Addr().Zone() == "" {
+		conn, err = dialSocket(ctx, ap, deadline, req)
+	} else {
+		conn, err = dialNet(ctx, u, deadline, req)
+	}
+	if err != nil {
 		return 0, "", 0, err
 	}
+	defer conn.Close()
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(conn)
 	defer func() { br.Reset(nil); readers.Put(br) }()
@@ -209,6 +202,53 @@ func (h *httpHandler) get(ctx context.Context, u *url.URL, hostHeader string, de
 	}
 	n, _ = io.ReadFull(res.Body, body)
 	return res.StatusCode, res.Header.Get("Location"), n, nil
+}
+
+// dialNet connects through Go's dialer, with TLS for https, and sends
+// req: for what the probe's own socket does not do (https, a host name).
+func dialNet(ctx context.Context, u *url.URL, deadline time.Time, req []byte) (io.ReadCloser, error) {
+	d := probeDialer
+	d.Deadline = deadline
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.SetDeadline(deadline); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c := &netConn{Conn: conn}
+	if ctx.Done() != nil {
+		// A cancelled context cuts every wait short.
+		c.stop = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	}
+	if u.Scheme == "https" {
+		tc := tls.Client(conn, tlsFor(u.Hostname()))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.Conn = tc
+	}
+	if _, err := c.Write(req); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// netConn is a probe's connection through Go's dialer and what ties it to
+// the run's context, undone when it closes.
+type netConn struct {
+	net.Conn
+	stop func() bool
+}
+
+func (c *netConn) Close() error {
+	if c.stop != nil {
+		c.stop()
+	}
+	return c.Conn.Close()
 }
 
 // tlsFor is the TLS configuration for a server name: SNI for a host name,

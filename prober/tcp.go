@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"net"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -36,9 +37,17 @@ func (h *tcpHandler) run(ctx context.Context, t target, timeout time.Duration) o
 	if host == "" {
 		host = t.ip
 	}
+	deadline := time.Now().Add(timeout)
+	address := net.JoinHostPort(host, h.port)
+	if ap, err := netip.ParseAddrPort(address); ownSockets && err == nil && ap.Addr().Zone() == "" {
+		if err := connectSocket(ctx, ap, deadline); err != nil {
+			return outcome{verdict: failed, output: err.Error()}
+		}
+		return outcome{verdict: succeeded}
+	}
 	d := probeDialer
-	d.Deadline = time.Now().Add(timeout)
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, h.port))
+	d.Deadline = deadline
+	conn, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {
 		return outcome{verdict: failed, output: err.Error()}
 	}
