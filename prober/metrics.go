@@ -39,7 +39,7 @@ type series struct {
 	totalLabels    [numCounters]string
 	durationLabels string
 	total          [numCounters]*metrics.Counter
-	duration       *metrics.Histogram
+	duration       *metrics.PrometheusHistogram
 }
 
 func newSeries(k Kind, container, pod, namespace, uid string) *series {
@@ -62,9 +62,12 @@ func (s *series) counter(r int) *metrics.Counter {
 }
 
 // histogram returns the duration histogram, registering it at first use.
-func (s *series) histogram() *metrics.Histogram {
+// Its buckets are the kubelet's (Prometheus' defaults, 5 ms to 10 s, with
+// le labels), so that the kubelet's dashboards and histogram_quantile
+// queries read podline's as they read the kubelet's.
+func (s *series) histogram() *metrics.PrometheusHistogram {
 	if s.duration == nil {
-		s.duration = acquire(s.durationLabels, Metrics.GetOrCreateHistogram)
+		s.duration = acquire(s.durationLabels, Metrics.GetOrCreatePrometheusHistogram)
 	}
 	return s.duration
 }

@@ -48,6 +48,17 @@ func TestMetricsAsTheKubelet(t *testing.T) {
 	if _, found := seriesLine(lines, `prober_probe_duration_seconds_count{probe_type="Readiness",container="app",pod="web-m1",namespace="default"} 2`); !found {
 		t.Error("no duration histogram counting the two successful runs")
 	}
+	// The kubelet's buckets: Prometheus' defaults, cumulative, with le.
+	var les []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, `prober_probe_duration_seconds_bucket{probe_type="Readiness",container="app",pod="web-m1",namespace="default",le="`) {
+			le := strings.TrimPrefix(l, `prober_probe_duration_seconds_bucket{probe_type="Readiness",container="app",pod="web-m1",namespace="default",le="`)
+			les = append(les, le[:strings.IndexByte(le, '"')])
+		}
+	}
+	if got := strings.Join(les, " "); got != "0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2.5 5 10 +Inf" {
+		t.Errorf("duration buckets %q, want the kubelet's", got)
+	}
 
 	h.m.Remove(types.UID("m1"))
 	for _, l := range exposition() {
