@@ -435,6 +435,13 @@ func (s *suite) followCase(ctx context.Context, a agent, dir string, port int, p
 		return nil, err
 	}
 	progress("%s: %d/%d followers received the appended line", label, res.Appended, len(pods))
+	// A settle as long as the window first: connecting a thousand
+	// followers leaves garbage, and the Go runtime's collecting it and
+	// handing the memory back to the kernel (its scavenger) is work of
+	// the connecting, not of idle followers.
+	if err := sleep(ctx, window); err != nil {
+		return nil, err
+	}
 	if res.With, err = measureWindow(ctx, a, window); err != nil {
 		return nil, err
 	}
