@@ -73,14 +73,11 @@ func connectSocket(ctx context.Context, addr netip.AddrPort, deadline time.Time)
 
 // openSocket starts a connection to addr.
 func openSocket(ctx context.Context, addr netip.AddrPort, deadline time.Time) (*probeSocket, error) {
-	family, sa := unix.AF_INET, unix.Sockaddr(nil)
-	if addr.Addr().Is4() || addr.Addr().Is4In6() {
-		sa = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().Unmap().As4()}
-	} else {
+	family := unix.AF_INET
+	if !addr.Addr().Unmap().Is4() {
 		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Port: int(addr.Port()), Addr: addr.Addr().As16()}
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := rawSocket(family)
 	if err != nil {
 		return nil, dialError(addr, os.NewSyscallError("socket", err))
 	}
@@ -88,11 +85,11 @@ func openSocket(ctx context.Context, addr netip.AddrPort, deadline time.Time) (*
 	// SO_LINGER of one second, as the kubelet's probes: a close waits at
 	// most that long for the peer, and a pod that never answers the FIN
 	// leaves no socket behind for a minute.
-	if err := unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 1}); err != nil {
+	if err := rawSetLinger(fd); err != nil {
 		s.Close()
 		return nil, dialError(addr, os.NewSyscallError("setsockopt", err))
 	}
-	if err := connect(fd, sa); err != nil && err != unix.EINPROGRESS {
+	if err := rawConnect(fd, addr); err != nil && err != unix.EINPROGRESS {
 		s.Close()
 		return nil, dialError(addr, os.NewSyscallError("connect", err))
 	}
@@ -131,7 +128,7 @@ func (s *probeSocket) send(req []byte) error {
 			err error
 		)
 		if s.f == nil {
-			n, err = unix.Write(s.fd, req)
+			n, err = rawWrite(s.fd, req)
 			if err == unix.EAGAIN || err == unix.ENOTCONN {
 				if err := s.poller(); err != nil {
 					return dialError(s.addr, err)
@@ -143,7 +140,7 @@ func (s *probeSocket) send(req []byte) error {
 			// try is the write itself: readiness that came before the
 			// wait began is not signalled again.
 			werr := s.rc.Write(func(fd uintptr) bool {
-				n, err = unix.Write(int(fd), req)
+				n, err = rawWrite(int(fd), req)
 				return err != unix.EAGAIN && err != unix.ENOTCONN
 			})
 			if werr != nil {
@@ -209,7 +206,7 @@ func (s *probeSocket) Read(p []byte) (int, error) {
 		rerr error
 	)
 	err := s.rc.Read(func(fd uintptr) bool {
-		n, rerr = unix.Read(int(fd), p)
+		n, rerr = rawRead(int(fd), p)
 		return rerr != unix.EAGAIN && rerr != unix.EINTR
 	})
 	switch {
@@ -232,19 +229,6 @@ func (s *probeSocket) Close() error {
 		return s.f.Close()
 	}
 	return unix.Close(s.fd)
-}
-
-// connect is unix.Connect retried on EINTR, which leaves the connection
-// in progress: a second connect then says EALREADY.
-func connect(fd int, sa unix.Sockaddr) error {
-	err := unix.Connect(fd, sa)
-	for err == unix.EINTR {
-		err = unix.Connect(fd, sa)
-		if err == unix.EALREADY {
-			return unix.EINPROGRESS
-		}
-	}
-	return err
 }
 
 // dialError words a failed connection as Go's dialer does ("dial tcp

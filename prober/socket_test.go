@@ -161,3 +161,23 @@ func TestOwnSocketTCPMatchesGoDialer(t *testing.T) {
 		}
 	}
 }
+
+// An IPv6 pod address goes through the probe's socket too.
+func TestOwnSocketIPv6(t *testing.T) {
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback on this machine: %v", err)
+	}
+	s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })}
+	go s.Serve(l)
+	defer s.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	h := newHTTPHandler(&v1.HTTPGetAction{Path: "/", Port: intstr.FromInt(port)}, &v1.Container{})
+	if out := h.run(context.Background(), target{ip: "::1"}, time.Second); out.verdict != succeeded {
+		t.Fatalf("http over IPv6: %v %q", out.verdict, out.output)
+	}
+	tcp := newTCPHandler(&v1.TCPSocketAction{Port: intstr.FromInt(port)}, &v1.Container{})
+	if out := tcp.run(context.Background(), target{ip: "::1"}, time.Second); out.verdict != succeeded {
+		t.Fatalf("tcp over IPv6: %v %q", out.verdict, out.output)
+	}
+}
