@@ -71,27 +71,9 @@ func BenchmarkScheduler10k(b *testing.B) {
 // rawHTTPServer answers every connection with one fixed 200 and closes
 // it: a server as cheap as can be, so that a benchmark measures the probe.
 func rawHTTPServer(b *testing.B) (string, int) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 1024)
-				_, _ = c.Read(buf)
-				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-			}()
-		}
-	}()
-	a := l.Addr().(*net.TCPAddr)
-	return a.IP.String(), a.Port
+	return "127.0.0.1", rawServer(b, func(c net.Conn) {
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	})
 }
 
 // BenchmarkHTTPProbe is one httpGet run against a local server: dial,

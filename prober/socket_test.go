@@ -117,13 +117,13 @@ func TestOwnSocketSeesCancel(t *testing.T) {
 
 // rawServer accepts connections on loopback and hands each to serve after
 // reading the request, closing it when serve returns.
-func rawServer(t *testing.T, serve func(net.Conn)) int {
-	t.Helper()
+func rawServer(tb testing.TB, serve func(net.Conn)) int {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	tb.Cleanup(func() { l.Close() })
 	go func() {
 		for {
 			c, err := l.Accept()
