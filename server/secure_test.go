@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	certutil "k8s.io/client-go/util/cert"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -253,13 +255,67 @@ func TestTLSSettings(t *testing.T) {
 	if string(first) != string(again) || filepath.Dir(key) != dir {
 		t.Fatal("the self-signed pair was not reused")
 	}
-	cfg, err := o.Config(nil)
+	cfg, files, err := o.Config(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf := cfg.Certificates[0]
-	if cfg.MinVersion != 0x0303 || len(leaf.Certificate) == 0 {
+	leaf, _ := cfg.GetCertificate(nil)
+	if cfg.MinVersion != 0x0303 || leaf == nil || len(leaf.Certificate) == 0 || files == nil {
 		t.Fatalf("config %+v", cfg)
+	}
+}
+
+// A serving pair replaced on disk is served after a reload; a broken one
+// leaves the last good pair in service.
+func TestServingPairReload(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writePair := func(host string) {
+		t.Helper()
+		c, k, err := certutil.GenerateSelfSignedCertKey(host, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Replaced as rotation tools do: written aside, renamed over.
+		for _, f := range []struct {
+			path string
+			data []byte
+		}{{cert, c}, {key, k}} {
+			if err := os.WriteFile(f.path+".new", f.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(f.path+".new", f.path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	served := func(f *CertFiles) string {
+		t.Helper()
+		c, _ := f.GetCertificate(nil)
+		leaf, err := x509.ParseCertificate(c.Certificate[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return leaf.Subject.CommonName
+	}
+	writePair("first")
+	f, err := LoadCertFiles(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := f.Reload(); changed || err != nil {
+		t.Fatalf("reload with no change: %v, %v", changed, err)
+	}
+	writePair("second")
+	if changed, err := f.Reload(); !changed || err != nil || !strings.HasPrefix(served(f), "second") {
+		t.Fatalf("reload after a rotation: %v, %v, serving %q", changed, err, served(f))
+	}
+	os.WriteFile(key, []byte("not a key"), 0o600)
+	if changed, err := f.Reload(); changed || err == nil || !strings.HasPrefix(served(f), "second") {
+		t.Fatalf("reload of a broken pair: %v, %v, serving %q", changed, err, served(f))
+	}
+	if _, err := LoadCertFiles(cert, key); err == nil || !strings.Contains(err.Error(), cert) {
+		t.Fatalf("loading a broken pair: %v, want an error naming %s", err, cert)
 	}
 }
 

@@ -125,15 +125,16 @@ func (o TLSOptions) ServingPair() (certFile, keyFile string, err error) {
 // Config builds the server's TLS configuration. Client certificates are
 // asked for but not required: a bearer token is another way in, and the
 // authenticator verifies a certificate against the client CA itself.
-// getCert, when set, serves a rotating certificate instead of the files.
-func (o TLSOptions) Config(getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) (*tls.Config, error) {
+// getCert, when set, serves a rotating certificate instead of the files;
+// otherwise the files are served and returned, to be reloaded.
+func (o TLSOptions) Config(getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error)) (*tls.Config, *CertFiles, error) {
 	min, err := TLSVersion(o.MinVersion)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	suites, _, err := CipherSuites(o.CipherSuites)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg := &tls.Config{
 		MinVersion:   min,
@@ -143,16 +144,16 @@ func (o TLSOptions) Config(getCert func(*tls.ClientHelloInfo) (*tls.Certificate,
 	}
 	if getCert != nil {
 		cfg.GetCertificate = getCert
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	certFile, keyFile, err := o.ServingPair()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	files, err := LoadCertFiles(certFile, keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("load serving certificate %s: %w", certFile, err)
+		return nil, nil, err
 	}
-	cfg.Certificates = []tls.Certificate{pair}
-	return cfg, nil
+	cfg.GetCertificate = files.GetCertificate
+	return cfg, files, nil
 }

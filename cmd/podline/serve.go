@@ -46,7 +46,7 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 			return nil, errors.New("no serving certificate yet: the kubelet-serving CSR is not approved")
 		}
 	}
-	tlsCfg, err := a.tlsOptions().Config(getCert)
+	tlsCfg, certFiles, err := a.tlsOptions().Config(getCert)
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,13 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 		Anonymous:    o.anonymousAuth,
 		Token:        auth.TokenOptions{CacheTTL: o.tokenWebhookTTL},
 	}
+	var caFile *auth.ClientCAFile
+	if o.clientCAFile != "" {
+		if caFile, authnCfg.ClientCA, err = auth.NewClientCAFile(o.clientCAFile); err != nil {
+			return fmt.Errorf("--client-ca-file: %w", err)
+		}
+	}
+	go a.reloadServingFiles(ctx, certFiles, caFile)
 	authzCfg := auth.AuthzConfig{
 		Mode:    o.mode(cluster),
 		Webhook: auth.WebhookOptions{AuthorizedTTL: o.authzAllowedTTL, UnauthorizedTTL: o.authzDeniedTTL},

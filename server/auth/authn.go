@@ -20,6 +20,9 @@ type Authenticator interface {
 type AuthnConfig struct {
 	// ClientCAFile (--client-ca-file) turns on client certificates.
 	ClientCAFile string
+	// ClientCA, when set, is used in its place: an authenticator whose
+	// roots the caller reloads (NewClientCAFile).
+	ClientCA *X509Authenticator
 	// TokenReviews (--authentication-token-webhook) turns on bearer
 	// tokens; nil leaves them out.
 	TokenReviews authenticationv1client.TokenReviewInterface
@@ -35,7 +38,10 @@ type AuthnConfig struct {
 // certificate, then bearer token, then (when enabled) anonymous.
 func NewAuthenticator(c AuthnConfig) (Authenticator, error) {
 	var chain []Authenticator
-	if c.ClientCAFile != "" {
+	switch {
+	case c.ClientCA != nil:
+		chain = append(chain, c.ClientCA)
+	case c.ClientCAFile != "":
 		roots, err := LoadClientCA(c.ClientCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("x509 authentication: %w", err)

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
+
+	"github.com/podline/podline/internal/filestamp"
 )
 
 // CredentialIDKey is the Extra key under which the apiserver records which
@@ -33,6 +36,48 @@ func NewX509Authenticator(roots *x509.CertPool) *X509Authenticator {
 
 // SetRoots replaces the CA pool, for a CA bundle that was rotated.
 func (a *X509Authenticator) SetRoots(roots *x509.CertPool) { a.roots.Store(roots) }
+
+// ClientCAFile is --client-ca-file, read again into an authenticator's
+// roots when the file changes, as the kubelet reloads it: a CA bundle an
+// operator rotates is trusted from the next request on. A bundle that
+// does not load leaves the last good one in force.
+type ClientCAFile struct {
+	path  string
+	a     *X509Authenticator
+	mu    sync.Mutex
+	stamp string
+}
+
+// NewClientCAFile reads path, which must load, and returns the
+// authenticator that verifies against it.
+func NewClientCAFile(path string) (*ClientCAFile, *X509Authenticator, error) {
+	f := &ClientCAFile{path: path, a: NewX509Authenticator(nil)}
+	if _, err := f.Reload(); err != nil {
+		return nil, nil, err
+	}
+	return f, f.a, nil
+}
+
+// Reload reads the bundle again if the file changed, and says whether the
+// roots changed.
+func (f *ClientCAFile) Reload() (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	stamp, err := filestamp.Of(f.path)
+	if err != nil {
+		return false, fmt.Errorf("client CA bundle: %w", err)
+	}
+	if stamp == f.stamp {
+		return false, nil
+	}
+	roots, err := LoadClientCA(f.path)
+	if err != nil {
+		return false, err
+	}
+	f.a.SetRoots(roots)
+	f.stamp = stamp
+	return true, nil
+}
 
 // LoadClientCA reads a PEM CA bundle (--client-ca-file).
 func LoadClientCA(path string) (*x509.CertPool, error) {

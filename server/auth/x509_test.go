@@ -122,3 +122,55 @@ func TestLoadClientCA(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// A --client-ca-file replaced on disk is trusted after a reload; a broken
+// one leaves the last good bundle in force.
+func TestClientCAFileReload(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ca.crt")
+	replace := func(data []byte) {
+		t.Helper()
+		if err := os.WriteFile(path+".new", data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldCA, newCAx := newCA(t, "old"), newCA(t, "new")
+	replace(oldCA.pem())
+	f, a, err := NewClientCAFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := func(ca *testCA, name string) error {
+		cert, _ := ca.client(t, name, nil, leafOpts{})
+		r := httptest.NewRequest("GET", "/pods", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}
+		_, _, err := a.Authenticate(r)
+		return err
+	}
+	if request(oldCA, "a") != nil || request(newCAx, "b") == nil {
+		t.Fatal("before the rotation only the old CA should be trusted")
+	}
+	if changed, err := f.Reload(); changed || err != nil {
+		t.Fatalf("reload with no change: %v, %v", changed, err)
+	}
+	replace(newCAx.pem())
+	if changed, err := f.Reload(); !changed || err != nil {
+		t.Fatalf("reload after the rotation: %v, %v", changed, err)
+	}
+	if request(newCAx, "c") != nil || request(oldCA, "d") == nil {
+		t.Fatal("after the rotation only the new CA should be trusted")
+	}
+	replace([]byte("not pem"))
+	if changed, err := f.Reload(); changed || err == nil {
+		t.Fatalf("reload of a broken bundle: %v, %v", changed, err)
+	}
+	if request(newCAx, "e") != nil {
+		t.Fatal("a broken bundle displaced the last good one")
+	}
+	if _, _, err := NewClientCAFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
