@@ -35,6 +35,7 @@ var (
 	opAttach              = newOp("Attach")
 	opPortForward         = newOp("PortForward")
 	opReopenContainerLog  = newOp("ReopenContainerLog")
+	opCheckpoint          = newOp("CheckpointContainer")
 	opListContainerStats  = newOp("ListContainerStats")
 	opListPodSandboxStats = newOp("ListPodSandboxStats")
 	opGetContainerEvents  = newOp("GetContainerEvents")

@@ -2,6 +2,7 @@ package cri
 
 import (
 	"context"
+	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -41,5 +42,19 @@ func (c *Client) PortForward(ctx context.Context, req *runtimeapi.PortForwardReq
 func (c *Client) ReopenContainerLog(ctx context.Context, id string) error {
 	_, err := invoke(ctx, opReopenContainerLog, id, c.timeout, c.runtime.ReopenContainerLog,
 		&runtimeapi.ReopenContainerLogRequest{ContainerId: id})
+	return err
+}
+
+// CheckpointContainer asks the runtime to write a checkpoint of a running
+// container to location (a tar archive), within timeout when set; the
+// runtime's own default otherwise.
+func (c *Client) CheckpointContainer(ctx context.Context, id, location string, timeout time.Duration) error {
+	deadline := c.timeout
+	secs := wholeSeconds(timeout)
+	if secs > 0 {
+		deadline += time.Duration(secs) * time.Second
+	}
+	_, err := invoke(ctx, opCheckpoint, id, deadline, c.runtime.CheckpointContainer,
+		&runtimeapi.CheckpointContainerRequest{ContainerId: id, Location: location, Timeout: secs})
 	return err
 }

@@ -58,6 +58,10 @@ type Secure struct {
 	NodeLogs http.Handler
 	// Configz returns the running configuration for /configz.
 	Configz func() any
+	// Checkpointer and CheckpointDir serve /checkpoint/; either unset
+	// leaves it out.
+	Checkpointer  Checkpointer
+	CheckpointDir string
 	// Debugging serves /debug/pprof/ (--enable-debugging-handlers).
 	Debugging bool
 	Log       *slog.Logger
@@ -103,6 +107,9 @@ func (s *Secure) Handler() http.Handler {
 	}
 	debug("POST /run/{namespace}/{pod}/{container}", http.HandlerFunc(s.run))
 	debug("POST /run/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(s.run))
+	if s.Checkpointer != nil && s.CheckpointDir != "" {
+		debug("POST /checkpoint/{namespace}/{pod}/{container}", http.HandlerFunc(s.checkpoint))
+	}
 	debug("GET /debug/pprof/", progressing(http.HandlerFunc(pprof.Index)))
 	debug("GET /debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
 	debug("GET /debug/pprof/profile", progressing(http.HandlerFunc(pprof.Profile)))

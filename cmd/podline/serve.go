@@ -95,12 +95,15 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 	secure := &server.Secure{
 		ReadOnly: server.ReadOnly{Pods: a.statuses.Pods, PodsJSON: a.statuses.PodsJSON, Machine: func() *machine.Info { return a.machine },
 			Stats: a.stats.Collect, Healthz: healthz, Probes: prober.Metrics},
-		Locator:   &locator{statuses: a.statuses, cache: a.cache, node: a.node},
-		Streamer:  a.runtime,
-		NodeLogs:  logs.NodeLogs(nodeLogDir),
-		Configz:   func() any { return redacted(a.o.flagValues) },
-		Debugging: o.debuggingHandlers,
-		Log:       a.log,
+		Locator:  &locator{statuses: a.statuses, cache: a.cache, node: a.node},
+		Streamer: a.runtime,
+		// The kubelet's place for them: checkpoints under --root-dir.
+		Checkpointer:  a.runtime,
+		CheckpointDir: filepath.Join(a.o.rootDir, "checkpoints"),
+		NodeLogs:      logs.NodeLogs(nodeLogDir),
+		Configz:       func() any { return redacted(a.o.flagValues) },
+		Debugging:     o.debuggingHandlers,
+		Log:           a.log,
 	}
 	h := auth.Filter(secure.Handler(), authn, authz, a.node.Name, a.log)
 	addr := net.JoinHostPort(a.o.address, strconv.Itoa(a.o.port))
