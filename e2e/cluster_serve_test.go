@@ -12,6 +12,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -517,4 +518,60 @@ func TestClusterServingCertificateRotation(t *testing.T) {
 	})
 	t.Logf("serving certificate from the CSR: %s, issued by %s, valid until %s, IPs %v",
 		served.Subject.CommonName, served.Issuer.CommonName, served.NotAfter.Format(time.RFC3339), served.IPAddresses)
+}
+
+// POST /checkpoint reaches the runtime for a running container, behind the
+// nodes/checkpoint permission. containerd writes a checkpoint only with a
+// working CRIU; without one its error comes back as the kubelet answers
+// it, a 500 naming the container.
+func TestClusterCheckpoint(t *testing.T) {
+	n := startServingNode(t)
+	n.runningPod(n.apiPod("box", "sleep 3600"))
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(n.ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool.AppendCertsFromPEM(caPEM)
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	post := func(path, token string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", fmt.Sprintf("https://%s:%d%s", n.ip, n.port, path), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	path := "/checkpoint/" + n.name + "/box/app"
+	if code, body := post(path, n.serviceAccountToken("viewer", "pods")); code != 403 {
+		t.Fatalf("without nodes/checkpoint: %d %q, want 403", code, body)
+	}
+	token := n.serviceAccountToken("checkpointer", "checkpoint")
+	if code, body := post("/checkpoint/"+n.name+"/box/nope", token); code != 404 {
+		t.Fatalf("unknown container: %d %q, want 404", code, body)
+	}
+	code, body := post(path+"?timeout=30", token)
+	switch code {
+	case 200:
+		var answer struct{ Items []string }
+		if err := json.Unmarshal([]byte(body), &answer); err != nil || len(answer.Items) != 1 {
+			t.Fatalf("answer %q: %v", body, err)
+		}
+		if _, err := os.Stat(answer.Items[0]); err != nil {
+			t.Fatalf("the archive named is not there: %v", err)
+		}
+		t.Logf("checkpoint written: %s", answer.Items[0])
+	case 500:
+		want := "checkpointing of " + n.name + "/box/app failed ("
+		if !strings.Contains(body, want) {
+			t.Fatalf("runtime failure: %q, want it to start %q", body, want)
+		}
+		t.Logf("the runtime could not checkpoint (no working CRIU on this machine): %s", strings.TrimSpace(body))
+	default:
+		t.Fatalf("POST %s = %d %q", path, code, body)
+	}
 }
