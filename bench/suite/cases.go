@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+
+	"github.com/podline/podline/bench/internal/result"
 )
 
 // runCases runs each case runs(c) times in turn. A failed run is reported
@@ -43,4 +47,26 @@ func runCases[C, R any](ctx context.Context, name, out string, cases []C,
 		return fmt.Errorf("%s: %d run(s) failed", name, len(failed))
 	}
 	return nil
+}
+
+// writeCases writes a case scenario's report into out: name.json with the
+// machine, the agents' versions and every run, and name.md as rendered.
+func writeCases[R any](out, name string, run *result.Run, runs []R, failed []string, markdown string) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(struct {
+		Machine any      `json:"machine"`
+		Podline string   `json:"podline"`
+		Kubelet string   `json:"kubelet"`
+		Runs    []R      `json:"runs"`
+		Failed  []string `json:"failed,omitempty"`
+	}{run.Machine, run.Podline, run.Kubelet, runs, failed}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, name+".json"), b, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, name+".md"), []byte(markdown), 0o644)
 }

@@ -407,23 +407,7 @@ func quantile(xs []float64, q float64) float64 {
 }
 
 func writeProbes(out string, run *result.Run, runs []probeRun, failed []string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(struct {
-		Machine any        `json:"machine"`
-		Podline string     `json:"podline"`
-		Kubelet string     `json:"kubelet"`
-		Runs    []probeRun `json:"runs"`
-		Failed  []string   `json:"failed,omitempty"`
-	}{run.Machine, run.Podline, run.Kubelet, runs, failed}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "probes.json"), b, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, "probes.md"), []byte(probesMarkdown(run, runs, failed)), 0o644)
+	return writeCases(out, "probes", run, runs, failed, probesMarkdown(run, runs, failed))
 }
 
 // probesMarkdown: every run, then per agent and pod count the median with

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -325,21 +324,5 @@ func startServePodline(ctx context.Context, bin, dir, endpoint string, pods int,
 func servePodLogsDir(dir string) string { return filepath.Join(dir, "logs") }
 
 func writeServe(out string, s *suite, runs []serveRun, failed []string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(struct {
-		Machine any        `json:"machine"`
-		Podline string     `json:"podline"`
-		Kubelet string     `json:"kubelet"`
-		Runs    []serveRun `json:"runs"`
-		Failed  []string   `json:"failed,omitempty"`
-	}{s.run.Machine, s.run.Podline, s.run.Kubelet, runs, failed}, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "serve.json"), b, 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, "serve.md"), []byte(serveMarkdown(s.run, s.settle(), serveWindow(s.cfg.quick), runs, failed)), 0o644)
+	return writeCases(out, "serve", s.run, runs, failed, serveMarkdown(s.run, s.settle(), serveWindow(s.cfg.quick), runs, failed))
 }
