@@ -3,6 +3,7 @@ package sources
 import (
 	"cmp"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,13 +25,15 @@ const updatesBuffer = 5
 // the local annotations config.source (the source's name) and config.seen
 // (when this process first saw the UID).
 //
-// Ownership: Set neither keeps the slice it is given nor modifies the pods;
-// it stores deep copies. It does remember each pod's pointer as an identity
-// hint: a pod passed again by the same pointer is taken as unchanged without
-// comparing it. Callers must therefore treat a pod as immutable once passed
-// to Set (the rule client-go informer caches already impose) and pass a new
-// object for a new version. Pods in an emitted Update are fresh copies that
-// belong to the consumer.
+// Ownership: pods are immutable once passed to Set (the rule client-go
+// informer caches already impose); a new version is a new object. Set keeps
+// no slice it is given and modifies no pod. What it keeps of a pod is a
+// shallow copy that shares everything but the annotations (the merger adds
+// two) with the pod passed in, and it remembers the pointer passed as an
+// identity hint: a pod passed again by the same pointer is unchanged. Pods
+// in an emitted Update are those kept copies, shared with the merger and
+// with whoever else the consumer hands them to, so no one may modify them
+// either. At 10,000 pods, copying instead cost about 5 KiB a pod.
 type Merger struct {
 	log     *slog.Logger
 	updates chan Update
@@ -191,13 +194,13 @@ func (m *Merger) updateKnown(source string, st *sourceState, pods []*v1.Pod, d *
 		switch classify(e.pod, p) {
 		case changedSpec:
 			e.pod = m.replace(e.pod, p)
-			d.updates = append(d.updates, e.pod.DeepCopy())
+			d.updates = append(d.updates, e.pod)
 		case changedDeletion:
 			e.pod = m.replace(e.pod, p)
-			d.deletes = append(d.deletes, e.pod.DeepCopy())
+			d.deletes = append(d.deletes, e.pod)
 		case changedStatus:
 			e.pod = m.replace(e.pod, p)
-			d.reconciles = append(d.reconciles, e.pod.DeepCopy())
+			d.reconciles = append(d.reconciles, e.pod)
 		}
 	}
 }
@@ -243,30 +246,33 @@ func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffR
 			m.reject(source, st, p, "namespace/name already used by pod "+string(holder.uid)+" from source "+holder.source)
 			continue
 		}
-		own := p.DeepCopy()
-		if own.Annotations == nil {
-			own.Annotations = make(map[string]string, 2)
+		seen := p.Annotations[ConfigSeenAnnotation]
+		if seen == "" {
+			seen = m.now().UTC().Format(time.RFC3339Nano)
 		}
-		if own.Annotations[ConfigSeenAnnotation] == "" {
-			own.Annotations[ConfigSeenAnnotation] = m.now().UTC().Format(time.RFC3339Nano)
-		}
-		own.Annotations[ConfigSourceAnnotation] = source
+		own := withLocal(p, seen, source)
 		m.names[name] = claim{source: source, uid: p.UID}
 		st.entries[p.UID] = &entry{pod: own, in: p, name: name, gen: st.gen}
-		d.adds = append(d.adds, own.DeepCopy())
+		d.adds = append(d.adds, own)
 	}
 }
 
-// replace makes a new owned copy of next that keeps the local annotations
-// of old: when it was first seen and where it came from.
+// replace makes the kept copy of next, with the local annotations of old:
+// when it was first seen and where it came from.
 func (m *Merger) replace(old, next *v1.Pod) *v1.Pod {
-	own := next.DeepCopy()
-	if own.Annotations == nil {
-		own.Annotations = make(map[string]string, 2)
-	}
-	own.Annotations[ConfigSeenAnnotation] = old.Annotations[ConfigSeenAnnotation]
-	own.Annotations[ConfigSourceAnnotation] = old.Annotations[ConfigSourceAnnotation]
-	return own
+	return withLocal(next, old.Annotations[ConfigSeenAnnotation], old.Annotations[ConfigSourceAnnotation])
+}
+
+// withLocal is a shallow copy of p with the local annotations set. Only
+// the annotations are p's own; spec, status and the rest of the metadata
+// are p's, unchanged and shared.
+func withLocal(p *v1.Pod, seen, source string) *v1.Pod {
+	own := *p
+	own.Annotations = make(map[string]string, len(p.Annotations)+2)
+	maps.Copy(own.Annotations, p.Annotations)
+	own.Annotations[ConfigSeenAnnotation] = seen
+	own.Annotations[ConfigSourceAnnotation] = source
+	return &own
 }
 
 // reject logs a pod the merger will not admit, once per UID while the

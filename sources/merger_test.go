@@ -154,28 +154,32 @@ func TestMergerOwnership(t *testing.T) {
 	m := NewMerger(discardLogger(), APISource)
 	defer m.Close()
 	p := testPod("a", "ua")
+	p.Annotations = map[string]string{"team": "x"}
 	in := p.DeepCopy()
 	m.Set(APISource, []*v1.Pod{p})
-	got := expect(t, m, "ADD api [default/a]")
+	got := expect(t, m, "ADD api [default/a]")[0].Pods[0]
 	if !apiequality.Semantic.DeepEqual(p, in) {
 		t.Fatal("Set modified its input")
 	}
-	// The consumer may scribble on what it got.
-	got[0].Pods[0].Spec.Containers[0].Image = "scribbled"
-	got[0].Pods[0].Labels = map[string]string{"x": "y"}
-	m.Set(APISource, []*v1.Pod{p.DeepCopy()})
-	expect(t, m)
-	// Emitted copies are not shared between updates.
+	// What is emitted shares the spec with the input, and has annotations
+	// of its own: the input's and the two local ones.
+	if got == p || &got.Spec.Containers[0] != &p.Spec.Containers[0] {
+		t.Fatal("the emitted pod is a deep copy, or the input itself")
+	}
+	if got.Annotations["team"] != "x" || got.Annotations[ConfigSourceAnnotation] != APISource || got.Annotations[ConfigSeenAnnotation] == "" {
+		t.Fatalf("annotations %v", got.Annotations)
+	}
+	// A new version shares with the new object, keeps when the pod was
+	// first seen, and leaves the kept copy of the old version as it was.
 	p2 := p.DeepCopy()
 	p2.Spec.Containers[0].Image = "v2"
 	m.Set(APISource, []*v1.Pod{p2})
-	u1 := expect(t, m, "UPDATE api [default/a]")[0].Pods[0]
-	p3 := p2.DeepCopy()
-	p3.Status.Phase = v1.PodRunning
-	m.Set(APISource, []*v1.Pod{p3})
-	u2 := expect(t, m, "RECONCILE api [default/a]")[0].Pods[0]
-	if u1 == u2 || &u1.Spec.Containers[0] == &u2.Spec.Containers[0] {
-		t.Fatal("two updates share a pod")
+	u := expect(t, m, "UPDATE api [default/a]")[0].Pods[0]
+	if &u.Spec.Containers[0] != &p2.Spec.Containers[0] || u.Annotations[ConfigSeenAnnotation] != got.Annotations[ConfigSeenAnnotation] {
+		t.Fatalf("update: %v", u.Annotations)
+	}
+	if got.Spec.Containers[0].Image == "v2" {
+		t.Fatal("the update changed the pod emitted before it")
 	}
 }
 
