@@ -319,6 +319,7 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 	if err != nil {
 		return res, fmt.Errorf("fake CRI calls: %w", err)
 	}
+	tc0 := time.Now()
 	pt0, hasPT := probeTotal(ctx, a.client())
 	tp0 := time.Now()
 	// The scrape of /metrics/probes (tens of thousands of series at
@@ -349,6 +350,9 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 	if err != nil {
 		return res, fmt.Errorf("fake CRI calls: %w", err)
 	}
+	// The calls are counted from before the settle: per second of their
+	// own span, not the CPU window's.
+	tcSecs := time.Since(tc0).Seconds()
 	pt1, _ := probeTotal(ctx, a.client())
 	ptSecs := time.Since(tp0).Seconds()
 	if a.exited() {
@@ -365,7 +369,7 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 	if hasPT {
 		res.ProberTotalPerSc = (pt1 - pt0) / ptSecs
 	}
-	res.ExecPerSec = float64(calls1["ExecSync"]-calls0["ExecSync"]) / secs
+	res.ExecPerSec = float64(calls1["ExecSync"]-calls0["ExecSync"]) / tcSecs
 
 	hits := srv.window(t0, t1)
 	var late []float64
