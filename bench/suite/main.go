@@ -14,6 +14,7 @@
 //	go run ./bench/suite              # the full run (make bench)
 //	go run ./bench/suite -quick       # small N, one pass of each scenario
 //	go run ./bench/suite -scenarios probes -out bench/results/<dir>
+//	go run ./bench/suite -scenarios scale -out bench/results/<dir>
 //	go run ./bench/suite -render bench/results/<dir>/suite.json
 package main
 
@@ -46,9 +47,11 @@ type config struct {
 	probeRuns   int
 	probePods   int
 	probeAgents string
+	scaleRuns   int
+	scalePods   int
 }
 
-var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve"}
+var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve", "scale"}
 
 func parseFlags(args []string) (*config, error) {
 	c := &config{}
@@ -66,6 +69,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.probeRuns, "probe-runs", 3, "probes: runs of each podline case (the kubelet's: this minus 2, at least 1)")
 	fs.StringVar(&c.probeAgents, "probe-agents", "", "probes: agents to run (default podline,kubelet; podline alone with -quick, a smoke run that must not wait on the kubelet's probes)")
 	fs.IntVar(&c.probePods, "probe-pods", 0, "probes: run only the cases with this many pods (default all)")
+	fs.IntVar(&c.scaleRuns, "scale-runs", 0, "scale: runs of each pod count, one per pass over them all (default 3, 1 with -quick)")
+	fs.IntVar(&c.scalePods, "scale-pods", -1, "scale: run only the cases with this many pods, 0 included (default all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -95,6 +100,15 @@ func parseFlags(args []string) (*config, error) {
 		if c.quick {
 			c.probeAgents = "podline"
 		}
+	}
+	if c.scaleRuns == 0 {
+		c.scaleRuns = 3
+		if c.quick {
+			c.scaleRuns = 1
+		}
+	}
+	if c.scaleRuns < 0 {
+		return nil, fmt.Errorf("-scale-runs: %d is not a number of runs", c.scaleRuns)
 	}
 	if c.probeWindow == 0 {
 		c.probeWindow = 60 * time.Second

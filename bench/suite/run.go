@@ -80,10 +80,19 @@ func run(ctx context.Context, cfg *config) error {
 			probesErr = errors.Join(probesErr, err)
 		}
 	}
+	if cfg.scenarios["scale"] {
+		if err := s.scaleScenario(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			probesErr = errors.Join(probesErr, err)
+		}
+	}
 	s.run.Ratios = ratios(s.run)
 	s.run.Seconds = time.Since(s.run.Started).Seconds()
-	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["probes"] || cfg.scenarios["serve"]) {
-		// Only the probes or serve scenario ran: no suite.md to write over.
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"]) {
+		// Only the probes, serve or scale scenarios ran: no suite.md to
+		// write over.
 		return probesErr
 	}
 	if probesErr != nil {
