@@ -18,6 +18,7 @@ import (
 var version = "v0.6.0-dev"
 
 func main() {
+	applyGCPolicy()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:])
 	stop()
