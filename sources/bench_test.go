@@ -34,14 +34,14 @@ func BenchmarkFileRescanUnchanged(b *testing.B) {
 	defer m.Close()
 	drain(m)
 	src := NewFileSource(dir, "node1", time.Hour, m, discardLogger())
-	src.scan()
+	src.scan(statAll)
 	if len(src.snapshot) != 1000 || len(src.Errors()) != 0 {
 		b.Fatalf("%d pods, errors %v", len(src.snapshot), src.Errors())
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		src.scan()
+		src.scan(statAll)
 	}
 }
 

@@ -19,13 +19,19 @@ const (
 	// fileDebounce collapses the burst of events one save produces (editors
 	// write, rename and chmod) into one rescan, yet keeps reaction quick.
 	fileDebounce = 75 * time.Millisecond
+	// fullStatEvery is how many periods pass between rescans that stat
+	// every manifest (at the default period, five minutes).
+	fullStatEvery = 15
 )
 
 // ManifestPath is the FileSource: it reads static pod manifests from a
 // directory or a single file, with kubelet's --pod-manifest-path rules: in a
 // directory every regular file (symlinks followed) whose name does not start
-// with "." is a manifest; subdirectories are ignored. It rescans on inotify events and every period,
-// and hands each scan's full set of pods to the Merger.
+// with "." is a manifest; subdirectories are ignored. An inotify event
+// has the files it names looked at again (the whole directory for an
+// event about the directory or a dot-file, or lost events); every period
+// the directory is listed again. Each look hands the full set of pods to
+// the Merger.
 //
 // A file that cannot be read, decoded or validated is logged with its path
 // and the offending field, and the pods it last defined stay until it is
@@ -55,9 +61,12 @@ type ManifestPath struct {
 type manifestFile struct {
 	stamp  fileStamp
 	loaded bool
-	pods   []*v1.Pod // last good pods, already static, defaulted and valid
-	err    error
-	gen    uint64 // last scan that listed the file
+	// plain: a regular file, not a symlink, with one link, when last
+	// stat'ed; what inotify on the directory tells all changes of.
+	plain bool
+	pods  []*v1.Pod // last good pods, already static, defaulted and valid
+	err   error
+	gen   uint64 // last scan that listed the file
 }
 
 // fileStamp changes whenever the content may have: a write moves mtime and
@@ -106,13 +115,24 @@ func (s *ManifestPath) Run(ctx context.Context) {
 		defer w.Close()
 		events, watchErrs = w.Events, w.Errors
 	}
-	s.scan()
+	s.scan(statAll)
 
 	ticker := time.NewTicker(s.period)
 	defer ticker.Stop()
 	debounce := time.NewTimer(fileDebounce)
 	debounce.Stop()
-	var fire <-chan time.Time // nil while no rescan is pending
+	var (
+		fire    <-chan time.Time // nil while no rescan is pending
+		names   = map[string]struct{}{}
+		whole   bool // the pending rescan must list the directory
+		periods int
+	)
+	pending := func() {
+		if fire == nil {
+			debounce.Reset(fileDebounce)
+			fire = debounce.C
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -122,10 +142,15 @@ func (s *ManifestPath) Run(ctx context.Context) {
 				events = nil
 				continue
 			}
-			if fire == nil && s.relevant(ev) {
-				debounce.Reset(fileDebounce)
-				fire = debounce.C
+			if !s.relevant(ev) {
+				continue
 			}
+			if name, ok := s.child(ev.Name); ok {
+				names[name] = struct{}{}
+			} else {
+				whole = true
+			}
+			pending()
 		case err, ok := <-watchErrs:
 			if !ok {
 				watchErrs = nil
@@ -133,15 +158,27 @@ func (s *ManifestPath) Run(ctx context.Context) {
 			}
 			// Usually a queue overflow: events were lost, so look again.
 			s.log.Warn("inotify error; rescanning", "err", err)
-			if fire == nil {
-				debounce.Reset(fileDebounce)
-				fire = debounce.C
-			}
+			whole = true
+			pending()
 		case <-fire:
 			fire = nil
-			s.scan()
+			if whole || !s.incremental() {
+				s.scan(statAll)
+			} else {
+				s.scanNames(names)
+			}
+			clear(names)
+			whole = false
 		case <-ticker.C:
-			s.scan()
+			// Every fullStatEvery-th period stats every file, for what
+			// inotify cannot see: a write through a hard link made
+			// after the file was last stat'ed.
+			periods++
+			if periods%fullStatEvery == 0 {
+				s.scan(statAll)
+			} else {
+				s.scan(statUntrusted)
+			}
 		}
 	}
 }

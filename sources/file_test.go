@@ -62,7 +62,7 @@ func (h *fileHarness) run() {
 
 func TestFileSourceScan(t *testing.T) {
 	h := newFileHarness(t, t.TempDir(), time.Hour)
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m, "ADD file []")
 
 	web := h.write("web.yaml", podYAML("web", "nginx:1"))
@@ -71,7 +71,7 @@ func TestFileSourceScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.write("sub/db.yaml", podYAML("db", "postgres:17"))
-	h.src.scan()
+	h.src.scan(statAll)
 	got := expect(t, h.m, "ADD file [default/web-node1]")
 	p := got[0].Pods[0]
 	if p.Spec.NodeName != "node1" || p.Annotations[ConfigSourceAnnotation] != FileSource ||
@@ -81,19 +81,19 @@ func TestFileSourceScan(t *testing.T) {
 	}
 	uid := p.UID
 
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m)
 
 	// An edit makes a new pod (new UID) under the same name.
 	h.write("web.yaml", podYAML("web", "nginx:2"))
-	h.src.scan()
+	h.src.scan(statAll)
 	got = expect(t, h.m, "REMOVE file [default/web-node1]", "ADD file [default/web-node1]")
 	if got[0].Pods[0].UID != uid || got[1].Pods[0].UID == uid {
 		t.Fatalf("edit: REMOVE %s ADD %s (old %s)", got[0].Pods[0].UID, got[1].Pods[0].UID, uid)
 	}
 
 	h.remove("web.yaml")
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m, "REMOVE file [default/web-node1]")
 	if len(h.src.files) != 0 || len(h.src.Errors()) != 0 {
 		t.Fatalf("state of %s kept after removal", web)
@@ -105,7 +105,7 @@ func TestFileSourceBadManifests(t *testing.T) {
 	errorsBefore := fileManifestErrors.Get()
 	h.write("good.yaml", podYAML("good", "nginx:1"))
 	bad := h.write("bad.yaml", strings.Replace(podYAML("bad", "x"), "    image: x\n", "", 1))
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m, "ADD file [default/good-node1]")
 	want := bad + ": spec.containers[0].image: Required value"
 	if err := h.src.Errors()[bad]; err == nil || err.Error() != want {
@@ -120,7 +120,7 @@ func TestFileSourceBadManifests(t *testing.T) {
 
 	// The unchanged bad file is not read, counted or logged again.
 	logged := h.logs.String()
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m)
 	if n := fileManifestErrors.Get() - errorsBefore; n != 1 || h.logs.String() != logged {
 		t.Fatalf("rescan of an unchanged bad file: metric %d, new log %q", n, strings.TrimPrefix(h.logs.String(), logged))
@@ -136,7 +136,7 @@ func TestFileSourceBadManifests(t *testing.T) {
 		{podYAML("good", "nginx:1") + "  restartPolicy: Sometimes\n", `spec.restartPolicy: Unsupported value: "Sometimes"`},
 	} {
 		h.write("good.yaml", broken.content)
-		h.src.scan()
+		h.src.scan(statAll)
 		expect(t, h.m)
 		if err := h.src.Errors()[good]; err == nil || !strings.HasPrefix(err.Error(), good+": ") || !strings.Contains(err.Error(), broken.field) {
 			t.Fatalf("broken with %q: error %v", broken.field, err)
@@ -145,7 +145,7 @@ func TestFileSourceBadManifests(t *testing.T) {
 
 	// Fixed to what it was: the same pod, so nothing to do.
 	h.write("good.yaml", podYAML("good", "nginx:1"))
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m)
 	if _, ok := h.src.Errors()[good]; ok {
 		t.Fatal("error kept after the fix")
@@ -153,7 +153,7 @@ func TestFileSourceBadManifests(t *testing.T) {
 
 	// Removing a bad file that never worked changes nothing but the errors.
 	h.remove("bad.yaml")
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m)
 	if len(h.src.Errors()) != 0 {
 		t.Fatalf("errors left: %v", h.src.Errors())
@@ -161,10 +161,10 @@ func TestFileSourceBadManifests(t *testing.T) {
 
 	// A broken file that is then removed takes its last good pod with it.
 	h.write("good.yaml", "garbage: [")
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m)
 	h.remove("good.yaml")
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m, "REMOVE file [default/good-node1]")
 }
 
@@ -172,7 +172,7 @@ func TestFileSourceNameClash(t *testing.T) {
 	h := newFileHarness(t, t.TempDir(), time.Hour)
 	h.write("a.yaml", podYAML("web", "nginx:1"))
 	h.write("b.yaml", podYAML("web", "nginx:2"))
-	h.src.scan()
+	h.src.scan(statAll)
 	got := expect(t, h.m, "ADD file [default/web-node1]")
 	if img := got[0].Pods[0].Spec.Containers[0].Image; img != "nginx:1" {
 		t.Fatalf("the first file in name order should win, got image %s", img)
@@ -181,7 +181,7 @@ func TestFileSourceNameClash(t *testing.T) {
 		t.Fatalf("clash not logged:\n%s", h.logs)
 	}
 	h.remove("a.yaml")
-	h.src.scan()
+	h.src.scan(statAll)
 	got = expect(t, h.m, "REMOVE file [default/web-node1]", "ADD file [default/web-node1]")
 	if img := got[1].Pods[0].Spec.Containers[0].Image; img != "nginx:2" {
 		t.Fatalf("after a.yaml went, got image %s", img)
@@ -198,7 +198,7 @@ func TestFileSourceSingleFileAndSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newFileHarness(t, real, time.Hour)
-	h.src.scan()
+	h.src.scan(statAll)
 	expect(t, h.m, "ADD file [default/one-node1 default/two-node1]")
 
 	// A symlink in a directory is followed; the pod's location is the link.
@@ -211,7 +211,7 @@ func TestFileSourceSingleFileAndSymlinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	h2 := newFileHarness(t, linked, time.Hour)
-	h2.src.scan()
+	h2.src.scan(statAll)
 	got := expect(t, h2.m, "ADD file [default/one-node1 default/two-node1]")
 	if len(h2.src.Errors()) != 0 {
 		t.Fatalf("errors: %v", h2.src.Errors())

@@ -9,5 +9,7 @@ var (
 	// duplicate or missing UID), once per rejection episode.
 	rejectedPods = metrics.NewCounter(`podline_source_rejected_pods_total`)
 	fileScans    = metrics.NewCounter(`podline_source_file_scans_total`)
-	httpFetches  = metrics.NewCounter(`podline_source_http_fetches_total`)
+	// fileNameScans counts rescans of the files named by inotify events.
+	fileNameScans = metrics.NewCounter(`podline_source_file_event_scans_total`)
+	httpFetches   = metrics.NewCounter(`podline_source_http_fetches_total`)
 )
