@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,8 +81,20 @@ func isPodCgroup(parent string) bool {
 
 // removeTree rmdirs dir and its subdirectories, deepest first. cgroup
 // directories cannot be removed recursively in one call; their files
-// vanish with the directory.
+// vanish with the directory. Most pod cgroups have no child left by the
+// time the pod is removed (the runtime removed its containers'), so one
+// rmdir is tried first: walking the directory costs five more system
+// calls in each of a v1 host's dozen hierarchies, per pod.
 func removeTree(dir string) error {
+	switch err := syscall.Rmdir(dir); err {
+	case nil, syscall.ENOENT:
+		return nil
+	case syscall.EBUSY, syscall.ENOTEMPTY, syscall.EEXIST:
+		// Children (a cgroup answers EBUSY for them and for processes
+		// alike; other file systems ENOTEMPTY): remove those first.
+	default:
+		return fmt.Errorf("remove cgroup %s: %w", dir, err)
+	}
 	var dirs []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -101,8 +112,8 @@ func removeTree(dir string) error {
 		return err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			if errors.Is(err, syscall.EBUSY) {
+		if err := syscall.Rmdir(dirs[i]); err != nil && err != syscall.ENOENT {
+			if err == syscall.EBUSY {
 				return fmt.Errorf("remove cgroup %s: %w", dirs[i], ErrBusy)
 			}
 			return fmt.Errorf("remove cgroup %s: %w", dirs[i], err)
