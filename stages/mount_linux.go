@@ -13,11 +13,17 @@ import (
 )
 
 // unmountUnder unmounts every mount at or below dir, deepest first. Only
-// podline's own volume mounts live under a pod directory.
+// podline's own volume mounts live under a pod directory, and a
+// container's that propagated there. The mount table is the shared
+// reading: a container's mount newer than it is found when the pod
+// directory will not go and the retry reads the table again.
 func unmountUnder(dir string) error {
 	mounts, err := mountsUnder(dir)
 	if err != nil {
 		return err
+	}
+	if len(mounts) > 0 {
+		defer mountinfo.Changed()
 	}
 	for _, m := range mounts {
 		if err := unix.Unmount(m, 0); err != nil && err != unix.EINVAL && err != unix.ENOENT {
@@ -42,7 +48,7 @@ func mountsUnder(dir string) ([]string, error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	entries, err := mountinfo.Read()
+	entries, err := mountinfo.ReadShared()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podline/podline/internal/mountinfo"
 	"github.com/podline/podline/internal/poduid"
 	"github.com/podline/podline/podspec"
 )
@@ -210,6 +211,9 @@ func (s *VolumeStage) teardown(w *Work) Outcome {
 		return Next()
 	}
 	if err := removePodDir(s.Node, w.UID); err != nil {
+		// Perhaps a mount newer than the shared reading of the table:
+		// the retry reads it again.
+		mountinfo.Changed()
 		return Fail(fmt.Errorf("remove pod directory: %w", err))
 	}
 	return Next()

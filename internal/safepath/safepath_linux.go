@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/podline/podline/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -142,6 +143,8 @@ func BindBeneath(base, rel, target string) error {
 		// cannot happen, but mounting a link would mount its target.
 		return fmt.Errorf("%s: %w", rel, ErrEscapes)
 	}
+	// The mount table changes below, on success or halfway.
+	defer mountinfo.Changed()
 	if err := makeTarget(target, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/podline/podline/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,6 +26,7 @@ func Ensure(dir string, mode uint32, sizeBytes int64) error {
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("mount tmpfs at %s: %w", dir, err)
 	}
+	mountinfo.Changed()
 	return nil
 }
 
