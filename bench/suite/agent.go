@@ -30,6 +30,15 @@ type agent interface {
 	cleanup() error
 }
 
+// release stops a and removes what it made; a cleanup that fails is
+// reported under label and the run goes on.
+func release(a agent, label string) {
+	a.stop()
+	if err := a.cleanup(); err != nil {
+		progress("%s: cleanup: %v", label, err)
+	}
+}
+
 // podlineAgent is a podline process with directories of its own.
 type podlineAgent struct {
 	*proc

@@ -270,12 +270,7 @@ func (s *suite) probeCase(ctx context.Context, pc probeCase, n int, label string
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		a.stop()
-		if err := a.cleanup(); err != nil {
-			progress("%s: cleanup: %v", label, err)
-		}
-	}()
+	defer release(a, label)
 	if err := sleep(ctx, s.settle()); err != nil {
 		return res, err
 	}

@@ -182,10 +182,7 @@ func (s *suite) runCase(ctx context.Context, c caseSpec, label string) error {
 				progress("%s: teardown: %v", label, err)
 			}
 		}
-		a.stop()
-		if err := a.cleanup(); err != nil {
-			progress("%s: cleanup: %v", label, err)
-		}
+		release(a, label)
 	}()
 	d, err := density(ctx, a, rt, c.key, w, label)
 	if err != nil {

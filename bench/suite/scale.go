@@ -152,12 +152,7 @@ func (s *suite) scaleCase(ctx context.Context, sc scaleCase, label string) (scal
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		a.stop()
-		if err := a.cleanup(); err != nil {
-			progress("%s: cleanup: %v", label, err)
-		}
-	}()
+	defer release(a, label)
 	// The agent's own start is not the pods': it is let finish first.
 	if err := sleep(ctx, s.settle()); err != nil {
 		return res, err

@@ -179,12 +179,7 @@ func (s *suite) serveCase(ctx context.Context, sc serveCase, n int, label string
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		a.stop()
-		if err := a.cleanup(); err != nil {
-			progress("%s: cleanup: %v", label, err)
-		}
-	}()
+	defer release(a, label)
 	// The kubelet keeps initialising for seconds after it serves /pods
 	// (see runCase); podline is ready once it does.
 	if sc.agent == kubelet {
