@@ -197,13 +197,18 @@ func TestEmptiedCgroupIsInspected(t *testing.T) {
 func TestRemovalUnwatches(t *testing.T) {
 	h := newPlaneHarness(t)
 	sb, _ := h.start("u4")
+	other, _ := h.start("u5")
 	h.plane.SandboxRemoved(sb)
+	if h.plane.Watched() != 2 {
+		t.Fatalf("watching %d after one of two sandboxes went, want the other's 2", h.plane.Watched())
+	}
+	h.plane.SandboxRemoved(other)
 	if h.plane.Watched() != 0 {
 		t.Fatalf("still watching %d", h.plane.Watched())
 	}
 	h.cgroups.mu.Lock()
 	defer h.cgroups.mu.Unlock()
-	if len(h.cgroups.removed) != 2 {
-		t.Fatalf("unwatched %v, want sandbox and container", h.cgroups.removed)
+	if len(h.cgroups.removed) != 4 {
+		t.Fatalf("unwatched %v, want both sandboxes and containers", h.cgroups.removed)
 	}
 }

@@ -54,6 +54,9 @@ type ManifestPath struct {
 	snapshot []*v1.Pod // reused: Merger.Set does not keep it
 	gen      uint64
 	missing  bool
+	// changed: a scan since the last delivery changed some file's pods;
+	// delivered: a first delivery was made.
+	changed, delivered bool
 }
 
 // manifestFile caches one file by its stat stamp, so an unchanged file is

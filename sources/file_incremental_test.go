@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	v1 "k8s.io/api/core/v1"
 )
 
 // watched gives the harness's source an inotify watcher, as Run does, so
@@ -110,4 +111,43 @@ func TestFileSourceUnwatchedStatsAll(t *testing.T) {
 	h.write("plain.yaml", podYAML("plain", "nginx:2"))
 	h.src.scan(statUntrusted)
 	expect(t, h.m, "REMOVE file [default/plain-node1]", "ADD file [default/plain-node1]")
+}
+
+// A rescan that finds nothing new hands the merger nothing, unless the
+// merger refused some of the files' pods: a name another source held
+// may be free now, and only a new snapshot admits the pod.
+func TestFileSourceUnchangedRescan(t *testing.T) {
+	log, _ := bufferLogger()
+	m := NewMerger(log, FileSource, APISource)
+	t.Cleanup(m.Close)
+	dir := t.TempDir()
+	src := NewFileSource(dir, "node1", time.Hour, m, log)
+	h := &fileHarness{t: t, dir: dir, m: m, src: src}
+	h.watched()
+
+	api := testPod("web-node1", "uapi")
+	m.Set(APISource, []*v1.Pod{api})
+	expect(t, m, "ADD api [default/web-node1]")
+	h.write("web.yaml", podYAML("web", "nginx:1"))
+	h.write("db.yaml", podYAML("db", "nginx:1"))
+	src.scan(statAll)
+	expect(t, m, "ADD file [default/db-node1]") // web's name is the API pod's
+	if !m.Rejecting(FileSource) {
+		t.Fatal("the refused pod is not reported")
+	}
+
+	m.Set(APISource, nil)
+	expect(t, m, "REMOVE api [default/web-node1]")
+	src.scan(statUntrusted)
+	expect(t, m, "ADD file [default/web-node1]")
+	if m.Rejecting(FileSource) {
+		t.Fatal("a refusal is still reported once the pod was admitted")
+	}
+	sets := m.sources[FileSource].gen
+	src.scan(statUntrusted)
+	src.scan(statAll)
+	expect(t, m)
+	if got := m.sources[FileSource].gen; got != sets {
+		t.Fatalf("%d snapshots handed over by rescans that found nothing new", got-sets)
+	}
 }

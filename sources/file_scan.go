@@ -60,7 +60,7 @@ func (s *ManifestPath) scan(policy statPolicy) {
 		}
 	}
 	s.sweep()
-	s.deliver()
+	s.deliverChanges()
 }
 
 // scanNames looks again at the named entries of the watched directory
@@ -81,7 +81,7 @@ func (s *ManifestPath) scanNames(names map[string]struct{}) {
 			s.forget(full) // a directory now, or a device: not a manifest
 		}
 	}
-	s.deliver()
+	s.deliverChanges()
 }
 
 // incremental reports whether an event's rescan may look at the named
@@ -110,7 +110,7 @@ func (s *ManifestPath) foundPath() {
 }
 
 func (s *ManifestPath) scanDir(policy statPolicy) bool {
-	entries, err := os.ReadDir(s.path)
+	entries, err := readDir(s.path)
 	if err != nil {
 		s.log.Error("cannot list manifest directory; keeping current static pods", "path", s.path, "err", err)
 		return false
@@ -140,6 +140,17 @@ func (s *ManifestPath) scanDir(policy statPolicy) bool {
 	return true
 }
 
+// readDir lists dir unsorted (deliver sorts what it hands over), with
+// the types the directory entries carry.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}
+
 // links is the file's hard-link count; 0 when the system does not say.
 func links(info fs.FileInfo) uint64 {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
@@ -160,9 +171,10 @@ func (s *ManifestPath) entry(path string) *manifestFile {
 
 // forget drops a manifest that is gone.
 func (s *ManifestPath) forget(path string) {
-	if _, ok := s.files[path]; ok {
+	if e, ok := s.files[path]; ok {
 		delete(s.files, path)
 		s.setErr(path, nil)
+		s.changed = s.changed || len(e.pods) > 0
 	}
 }
 
@@ -179,6 +191,7 @@ func (s *ManifestPath) scanFile(path string, info fs.FileInfo) {
 		return
 	}
 	e.pods, e.err = pods, nil
+	s.changed = true
 	s.setErr(path, nil)
 }
 
@@ -232,8 +245,20 @@ func (s *ManifestPath) sweep() {
 		if e.gen != s.gen {
 			delete(s.files, path)
 			s.setErr(path, nil)
+			s.changed = s.changed || len(e.pods) > 0
 		}
 	}
+}
+
+// deliverChanges delivers when the pods changed since the last delivery,
+// none was made yet (the merger waits for a first snapshot), or the merger
+// refused some (a name another source held may be free now). A rescan
+// that found nothing new costs the merger nothing.
+func (s *ManifestPath) deliverChanges() {
+	if s.changed || !s.delivered || s.merger.Rejecting(FileSource) {
+		s.deliver()
+	}
+	s.changed, s.delivered = false, true
 }
 
 // deliver hands every known file's pods, in path order, to the merger.

@@ -104,6 +104,17 @@ func (m *Merger) Updates() <-chan Update { return m.updates }
 // on the channel.
 func (m *Merger) SeenAll() bool { return m.allSeen.Load() }
 
+// Rejecting reports whether source's last snapshot held pods the merger
+// refused. One refused for a name another source holds is admitted by a
+// later Set once the name is free, so such a source must Set again even
+// when nothing of its own changed.
+func (m *Merger) Rejecting(source string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.sources[source]
+	return st != nil && len(st.rejected) > 0
+}
+
 // Close releases a Set blocked on a consumer that is gone, makes later Sets
 // no-ops and closes the Updates channel.
 func (m *Merger) Close() {
