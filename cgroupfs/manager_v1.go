@@ -83,6 +83,8 @@ func (t *treeV1) ensureDir(dir string, ours bool) (bool, error) {
 	if ours {
 		h = t.owned
 	}
+	treeLock.Lock()
+	defer treeLock.Unlock()
 	if _, err := cgroup1.New(cgroup1.StaticPath(dir), &specs.LinuxResources{}, cgroup1.WithHiearchy(h)); err != nil {
 		return false, fmt.Errorf("create cgroup %s: %w", dir, err)
 	}

@@ -52,7 +52,9 @@ func (t *treeV2) ensureDir(dir string, ours bool) (bool, error) {
 		return false, fmt.Errorf("%s enables %q; add +cpu +memory there: %w",
 			filepath.Join(parent, "cgroup.subtree_control"), enabled, ErrNotDelegated)
 	}
+	treeLock.Lock()
 	err = os.Mkdir(full, 0o755)
+	treeLock.Unlock()
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return false, fmt.Errorf("create cgroup: %w", err)
 	}

@@ -51,6 +51,8 @@ func (h Hierarchies) RemovePod(parent string) error {
 	if !isPodCgroup(parent) {
 		return fmt.Errorf("refusing to remove %q: not a pod cgroup under %s", parent, KubepodsName)
 	}
+	treeLock.Lock()
+	defer treeLock.Unlock()
 	var errs []error
 	for _, mnt := range h {
 		if err := removeTree(filepath.Join(mnt, parent)); err != nil {
