@@ -9,6 +9,7 @@
 #   down    stop the registry, delete its state and the hosts.toml
 #   status  exit 0 when the registry answers
 #   env     `export ...` lines for the tests: eval "$(scripts/registry.sh env)"
+#           (PODLINE_REGISTRY_LOG is its log, the access log included)
 #
 # Every image in it needs the credentials (htpasswd applies to all
 # repositories): a pull without them, or with a wrong password, gets the
@@ -79,8 +80,10 @@ write_config() {
 version: 0.1
 log:
   level: warn
+  # The access log is how the pull tests count what reached the
+  # registry (one manifest request for one shared pull).
   accesslog:
-    disabled: true
+    disabled: false
 storage:
   filesystem:
     rootdirectory: $REG_DIR/data
@@ -148,7 +151,10 @@ cmd_up() {
 	local start=$SECONDS
 	exec 9>"/run/lock/podline-registry.lock"
 	flock -w 300 9 || die "another registry.sh holds the lock"
-	if registry_pid >/dev/null && registry_answers && [[ -s $REG_DIR/busybox.digest ]]; then
+	# A registry started by an older version of this script, without its
+	# access log, is started again.
+	if registry_pid >/dev/null && registry_answers && [[ -s $REG_DIR/busybox.digest ]] &&
+		grep -q 'disabled: false' "$REG_CONFIG"; then
 		write_hosts_toml
 		log "registry already up: $REGISTRY_ADDR"
 		return
@@ -212,7 +218,7 @@ cmd_env() {
 	registry_answers || die "registry is not up"
 	printf 'export %s=%q\n' PODLINE_REGISTRY "$REGISTRY_ADDR" \
 		PODLINE_REGISTRY_USER "$REG_USER" PODLINE_REGISTRY_PASSWORD "$(password)" \
-		PODLINE_REGISTRY_CA "$REG_PKI/ca.crt" \
+		PODLINE_REGISTRY_CA "$REG_PKI/ca.crt" PODLINE_REGISTRY_LOG "$REG_LOG" \
 		PODLINE_REGISTRY_BUSYBOX "$REGISTRY_ADDR/$REG_REPO" \
 		PODLINE_REGISTRY_BUSYBOX_DIGEST "$(<"$REG_DIR/busybox.digest")"
 }

@@ -2,8 +2,9 @@
 # with-registry.sh CMD...: runs CMD with the tests' image registry up
 # (registry.sh) and tells it where: PODLINE_REGISTRY (host:port),
 # PODLINE_REGISTRY_USER, PODLINE_REGISTRY_PASSWORD, PODLINE_REGISTRY_CA,
-# PODLINE_REGISTRY_BUSYBOX (the private busybox repository) and
-# PODLINE_REGISTRY_BUSYBOX_DIGEST. If this script had to start the
+# PODLINE_REGISTRY_BUSYBOX (the private busybox repository),
+# PODLINE_REGISTRY_BUSYBOX_DIGEST and PODLINE_REGISTRY_LOG (its log, with
+# a line per request). If this script had to start the
 # registry, it stops it afterwards whatever CMD returned; one that already
 # runs is left as it was. Run it inside with-runtime.sh: containerd's
 # config must name the hosts dir the registry's CA is written to.
