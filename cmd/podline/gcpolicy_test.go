@@ -1,26 +1,38 @@
 package main
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"testing"
 )
 
 func TestGCPolicy(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-
 	t.Setenv("GOGC", "") // restored at the end
+	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOGC")
-	debug.SetGCPercent(100)
-	applyGCPolicy()
-	if got := debug.SetGCPercent(100); got != defaultGCPercent {
-		t.Errorf("GOGC unset: GC percent %d, want %d", got, defaultGCPercent)
+	os.Unsetenv("GOMEMLIMIT")
+	stop := applyGCPolicy()
+	if p, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); p != -1 || limit == math.MaxInt64 {
+		t.Errorf("neither set: GC percent %d and limit %d, want off and a limit", p, limit)
 	}
+	stop()
+	if p, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != 100 || limit != math.MaxInt64 {
+		t.Errorf("after stop: GC percent %d and limit %d, want the defaults", p, limit)
+	}
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	stop = applyGCPolicy()
+	if p := debug.SetGCPercent(-1); p != gcHeadroom {
+		t.Errorf("GOMEMLIMIT alone: GC percent %d, want %d", p, gcHeadroom)
+	}
+	debug.SetGCPercent(gcHeadroom)
+	stop()
 
 	t.Setenv("GOGC", "200")
 	debug.SetGCPercent(200) // what the runtime read from it at start
-	applyGCPolicy()
-	if got := debug.SetGCPercent(100); got != 200 {
-		t.Errorf("GOGC=200: GC percent %d, want the environment's 200", got)
+	applyGCPolicy()()
+	if p := debug.SetGCPercent(100); p != 200 {
+		t.Errorf("GOGC=200: GC percent %d, want the environment's 200", p)
 	}
 }
