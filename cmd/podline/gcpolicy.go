@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/podline/podline/internal/gctune"
 )
@@ -16,15 +17,19 @@ import (
 // besides the same pods.
 const gcHeadroom = 50
 
-// gcFloor is the least headroom, so that a small agent is not collected
-// at every few kilobytes.
+// gcFloor is the least headroom in an idle spell, so that a small idle
+// agent is not collected at every few kilobytes it allocates.
 const gcFloor = 16 << 20
 
-// applyGCPolicy holds the heap gcHeadroom above the live heap through a
-// memory limit that follows it (internal/gctune), so that an idle agent
-// is not collected every two minutes as GOGC would have it. GOGC in the
-// environment is the runtime's own and wins; GOMEMLIMIT alone keeps its
-// limit, with GOGC at gcHeadroom. It returns what undoes the policy.
+// gcIdle is how long without a collection makes an idle spell: well
+// under the runtime's two minutes between forced collections.
+const gcIdle = 30 * time.Second
+
+// applyGCPolicy sets GOGC to gcHeadroom, and in idle spells a memory limit
+// instead (internal/gctune), so that an idle agent is not collected every
+// two minutes as GOGC alone would have it. GOGC in the environment is
+// the runtime's own and wins; GOMEMLIMIT alone keeps its limit, with GOGC
+// at gcHeadroom. It returns what undoes the policy.
 func applyGCPolicy() (stop func()) {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return func() {}
@@ -33,5 +38,5 @@ func applyGCPolicy() (stop func()) {
 		old := debug.SetGCPercent(gcHeadroom)
 		return func() { debug.SetGCPercent(old) }
 	}
-	return gctune.Start(gcHeadroom, gcFloor).Stop
+	return gctune.Start(gcHeadroom, gcFloor, gcIdle).Stop
 }

@@ -1,78 +1,118 @@
 // Package gctune holds the Go heap near the live state of an agent that is
-// idle most of the time. It keeps the collector's target at a percentage
-// of the live heap above it, as GOGC does, but through the runtime's
-// memory limit with GOGC off: a process under GOGC is collected at least
-// every two minutes even when it allocates nothing, and each of those
-// collections marks the whole heap. At 10,000 pods that was most of an
-// idle agent's CPU, 0.3 % of a core on average, growing with the pods.
-// Under a limit, an idle agent is not collected until it has allocated
-// the headroom.
+// idle most of the time, without the collections the runtime makes when
+// nothing asks for them.
 //
-// After each collection (a finalizer that re-arms itself runs then) the
-// limit becomes what the runtime holds beside the heap, plus the live
-// heap, plus the headroom. A heap that grows faster than the limit follows
-// is collected at the limit, as GOGC would collect it at its target.
+// While the agent works, the runtime paces collections as GOGC asks
+// (headroom of a percentage of the live heap). Under GOGC the runtime
+// also collects at least every two minutes when nothing is allocated,
+// and each of those collections marks the whole heap: at 10,000 pods that
+// was most of an idle agent's CPU, growing with the pods. So once no
+// collection has come for a while (the agent is idle), GOGC goes off and a
+// memory limit of the memory in use plus the same headroom takes its
+// place: an idle agent is then not collected until it has allocated the
+// headroom. The first collection under the limit means work again, and
+// GOGC comes back. The limit serves only the idle spells: under a limit
+// the runtime returns free pages to the system as the heap nears it, and
+// a busy heap that fills and frees them at every cycle paid for that in
+// page faults (a third more CPU to start 10,000 pods).
 package gctune
 
 import (
-	"runtime"
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
+	"time"
 )
 
-// Tuner moves the memory limit after every collection until Stop.
+// Tuner switches between the two modes until Stop.
 type Tuner struct {
-	percent uint64
+	percent int
 	floor   uint64
-	stopped atomic.Bool
-	limit   atomic.Int64
+	idle    time.Duration
+
+	mu      sync.Mutex
+	limited bool   // GOGC off, the limit in force
+	gcs     uint64 // collections counted at the last look
+	stop    chan struct{}
+	done    chan struct{}
 }
 
-// Start turns GOGC off and sets the first limit: headroom of percent of
-// the live heap, and at least floor bytes.
-func Start(percent int, floor uint64) *Tuner {
-	t := &Tuner{percent: uint64(max(percent, 1)), floor: floor}
-	debug.SetGCPercent(-1)
-	t.adjust()
-	t.arm()
+// Start sets GOGC to percent and looks every idle for a spell without
+// collections. floor is the least headroom under the limit.
+func Start(percent int, floor uint64, idle time.Duration) *Tuner {
+	t := &Tuner{percent: percent, floor: floor, idle: idle, stop: make(chan struct{}), done: make(chan struct{})}
+	debug.SetGCPercent(percent)
+	t.gcs = read().gcs
+	go t.run()
 	return t
 }
 
 // Stop gives the runtime back its default: GOGC 100 and no limit.
 func (t *Tuner) Stop() {
-	t.stopped.Store(true)
-	debug.SetMemoryLimit(int64(^uint64(0) >> 1))
+	close(t.stop)
+	<-t.done
+	debug.SetMemoryLimit(math.MaxInt64)
 	debug.SetGCPercent(100)
 }
 
-// Limit is the memory limit last set.
-func (t *Tuner) Limit() int64 { return t.limit.Load() }
-
-// sentinel is big enough not to share a tiny allocation block, whose
-// finalizers run only when every object in the block is unreachable.
-type sentinel struct{ _ [32]byte }
-
-func (t *Tuner) arm() {
-	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
-		if t.stopped.Load() {
-			return
-		}
-		t.adjust()
-		t.arm()
-	})
+// Limited reports whether the idle mode is on.
+func (t *Tuner) Limited() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limited
 }
 
+func (t *Tuner) run() {
+	defer close(t.done)
+	tick := time.NewTicker(t.idle)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-tick.C:
+			t.look(read())
+		}
+	}
+}
+
+// look decides from what the runtime says now.
+func (t *Tuner) look(s sample) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	collected := s.gcs != t.gcs
+	t.gcs = s.gcs
+	switch {
+	case t.limited && collected:
+		// The heap reached the limit: work again.
+		t.limited = false
+		debug.SetGCPercent(t.percent)
+		debug.SetMemoryLimit(math.MaxInt64)
+	case !t.limited && !collected:
+		// A whole period without a collection: idle.
+		t.limited = true
+		debug.SetMemoryLimit(Limit(s.live, s.inUse, uint64(t.percent), t.floor))
+		debug.SetGCPercent(-1)
+	}
+}
+
+// Limit is the idle mode's memory limit: the memory in use and percent
+// of the live heap as headroom, at least floor.
+func Limit(live, inUse, percent, floor uint64) int64 {
+	return int64(inUse + max(live*percent/100, floor))
+}
+
+type sample struct{ gcs, live, inUse uint64 }
+
 var sampleNames = []string{
+	"/gc/cycles/total:gc-cycles",
 	"/gc/heap/live:bytes",
 	"/memory/classes/total:bytes",
 	"/memory/classes/heap/released:bytes",
-	"/memory/classes/heap/objects:bytes",
-	"/memory/classes/heap/unused:bytes",
-	"/memory/classes/heap/free:bytes",
 }
 
-func (t *Tuner) adjust() {
+func read() sample {
 	s := make([]metrics.Sample, len(sampleNames))
 	for i, n := range sampleNames {
 		s[i].Name = n
@@ -84,16 +124,6 @@ func (t *Tuner) adjust() {
 		}
 		return s[i].Value.Uint64()
 	}
-	live, total, released := v(0), v(1), v(2)
-	heap := v(3) + v(4) + v(5)
-	limit := Limit(live, total-released-min(heap, total-released), t.percent, t.floor)
-	t.limit.Store(limit)
-	debug.SetMemoryLimit(limit)
-}
-
-// Limit is the memory limit for a live heap of live bytes when the
-// runtime holds other bytes beside the heap (stacks, its own metadata):
-// those, the live heap, and percent of it as headroom, at least floor.
-func Limit(live, other, percent, floor uint64) int64 {
-	return int64(other + live + max(live*percent/100, floor))
+	total, released := v(2), v(3)
+	return sample{gcs: v(0), live: v(1), inUse: total - min(released, total)}
 }

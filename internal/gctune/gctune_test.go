@@ -1,62 +1,69 @@
 package gctune
 
 import (
-	"runtime"
+	"math"
 	"runtime/debug"
 	"testing"
-	"time"
 )
 
 func TestLimit(t *testing.T) {
 	for _, c := range []struct {
-		live, other, percent, floor uint64
+		live, inUse, percent, floor uint64
 		want                        int64
 	}{
-		{live: 100 << 20, other: 20 << 20, percent: 50, floor: 16 << 20, want: 170 << 20},
+		{live: 100 << 20, inUse: 150 << 20, percent: 50, floor: 16 << 20, want: 200 << 20},
 		// A small heap gets the floor as headroom.
-		{live: 4 << 20, other: 10 << 20, percent: 50, floor: 16 << 20, want: 30 << 20},
-		{live: 0, other: 0, percent: 50, floor: 16 << 20, want: 16 << 20},
+		{live: 4 << 20, inUse: 20 << 20, percent: 50, floor: 16 << 20, want: 36 << 20},
 	} {
-		if got := Limit(c.live, c.other, c.percent, c.floor); got != c.want {
-			t.Errorf("Limit(%d, %d, %d, %d) = %d, want %d", c.live, c.other, c.percent, c.floor, got, c.want)
+		if got := Limit(c.live, c.inUse, c.percent, c.floor); got != c.want {
+			t.Errorf("Limit(%d, %d, %d, %d) = %d, want %d", c.live, c.inUse, c.percent, c.floor, got, c.want)
 		}
 	}
 }
 
-var keep [][]byte
+// A look without a collection since the last one turns the limit on and
+// GOGC off; a look after a collection turns them back.
+func TestModes(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(math.MaxInt64)
+	tu := &Tuner{percent: 50, floor: 16 << 20, gcs: 7}
+	debug.SetGCPercent(50)
 
-// With the tuner on, GOGC is off and the limit follows the live heap from
-// one collection to the next.
-func TestTunerFollowsTheLiveHeap(t *testing.T) {
-	tu := Start(50, 8<<20)
-	defer tu.Stop()
+	tu.look(sample{gcs: 8, live: 100 << 20, inUse: 150 << 20})
+	if tu.Limited() || debug.SetGCPercent(50) != 50 {
+		t.Fatal("limited although a collection came since the last look")
+	}
+	tu.look(sample{gcs: 8, live: 100 << 20, inUse: 150 << 20})
+	if !tu.Limited() {
+		t.Fatal("not limited after a look without a collection")
+	}
 	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Fatalf("GC percent %d, want off", p)
+		t.Fatalf("idle: GC percent %d, want off", p)
 	}
-	first := tu.Limit()
-	if first <= 0 || debug.SetMemoryLimit(-1) != first {
-		t.Fatalf("limit %d not in force (runtime has %d)", first, debug.SetMemoryLimit(-1))
+	if l := debug.SetMemoryLimit(-1); l != 200<<20 {
+		t.Fatalf("idle: limit %d, want %d", l, 200<<20)
 	}
-	for range 64 {
-		keep = append(keep, make([]byte, 1<<20))
+	tu.look(sample{gcs: 8, live: 100 << 20, inUse: 150 << 20})
+	if !tu.Limited() {
+		t.Fatal("left the idle mode without a collection")
 	}
-	// The finalizer runs after the collection, in its own goroutine.
-	deadline := time.Now().Add(5 * time.Second)
-	for tu.Limit() < first+64<<20 {
-		if time.Now().After(deadline) {
-			t.Fatalf("limit %d after 64 MiB more live heap, first %d", tu.Limit(), first)
-		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+	tu.look(sample{gcs: 9, live: 110 << 20, inUse: 200 << 20})
+	if tu.Limited() {
+		t.Fatal("still limited after a collection")
 	}
-	keep = nil
-	grown := tu.Limit()
-	deadline = time.Now().Add(5 * time.Second)
-	for tu.Limit() >= grown-32<<20 {
-		if time.Now().After(deadline) {
-			t.Fatalf("limit %d after the 64 MiB were dropped, was %d", tu.Limit(), grown)
-		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+	if p, l := debug.SetGCPercent(50), debug.SetMemoryLimit(-1); p != 50 || l != math.MaxInt64 {
+		t.Fatalf("working: GC percent %d and limit %d, want 50 and none", p, l)
+	}
+}
+
+func TestStartStop(t *testing.T) {
+	tu := Start(50, 16<<20, 3600e9)
+	if p := debug.SetGCPercent(-1); p != 50 {
+		t.Errorf("GC percent %d after Start, want 50", p)
+	}
+	debug.SetGCPercent(50)
+	tu.Stop()
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != 100 || l != math.MaxInt64 {
+		t.Errorf("after Stop: GC percent %d and limit %d", p, l)
 	}
 }
