@@ -16,16 +16,20 @@ type memStats struct {
 // the scenario exists to report, so their absence is an error.
 func memStatsOf(m *scrape) (memStats, error) {
 	out := memStats{goroutines: -1, pulls: -1, pullsShared: -1}
-	for name, dst := range map[string]*float64{
-		"go_memstats_heap_alloc_bytes": &out.heapAlloc,
-		"go_memstats_heap_inuse_bytes": &out.heapInuse,
-		"go_memstats_sys_bytes":        &out.sys,
+	// In a fixed order, so that a scrape lacking several names the first.
+	for _, g := range []struct {
+		name string
+		dst  *float64
+	}{
+		{"go_memstats_heap_alloc_bytes", &out.heapAlloc},
+		{"go_memstats_heap_inuse_bytes", &out.heapInuse},
+		{"go_memstats_sys_bytes", &out.sys},
 	} {
-		v, ok := m.samples[name]
+		v, ok := m.samples[g.name]
 		if !ok {
-			return out, fmt.Errorf("agent /metrics has no %s", name)
+			return out, fmt.Errorf("agent /metrics has no %s", g.name)
 		}
-		*dst = v
+		*g.dst = v
 	}
 	if v, ok := m.samples["go_goroutines"]; ok {
 		out.goroutines = int(v)
