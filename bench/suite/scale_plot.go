@@ -10,10 +10,12 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/podline/podline/bench/internal/report"
 )
 
-// The scale scenario's curves, drawn with gonum/plot as the suite's other
-// plots are (bench/internal/report): each figure's median against N, with
+// The scale scenario's curves, in the style and with the legend of the
+// suite's other plots (bench/internal/report): each figure's median against N, with
 // a bar from the lowest run to the highest. The pod axis stays linear:
 // it holds N=0, which a log axis cannot show.
 
@@ -81,7 +83,7 @@ func writeScalePlots(dir string, runs []scaleRun) ([]string, error) {
 	for _, sp := range scalePlots {
 		p, err := sp.draw(runs)
 		if err == nil {
-			err = p.Save(7*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, sp.file))
+			err = report.Save(p, filepath.Join(dir, sp.file))
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("plot %s: %w", sp.file, err))
@@ -93,16 +95,7 @@ func writeScalePlots(dir string, runs []scaleRun) ([]string, error) {
 }
 
 func (sp scalePlot) draw(runs []scaleRun) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = sp.title
-	p.X.Label.Text = "pods"
-	p.Y.Label.Text = sp.y
-	p.Add(plotter.NewGrid())
-	// Top left, off the axis: the curves rise to the right, or stay flat
-	// under the headroom left below.
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
-	p.Legend.ThumbnailWidth = vg.Points(30)
+	p := report.NewPlot(sp.title, "pods", sp.y)
 	for i, c := range sp.curves {
 		pts := curvePoints(runs, c.get)
 		l, sc, err := plotter.NewLinePoints(pts)
@@ -120,10 +113,8 @@ func (sp scalePlot) draw(runs []scaleRun) (*plot.Plot, error) {
 		p.Add(l, sc, eb)
 		p.Legend.Add(c.name, l, sc)
 	}
-	// From zero, so that a flat line looks flat, with headroom for the
-	// legend in the top left corner.
+	// From zero, so that a flat line looks flat.
 	p.Y.Min = min(p.Y.Min, 0)
-	p.Y.Max += (p.Y.Max - p.Y.Min) * 0.25
 	if p.Y.Max <= p.Y.Min {
 		p.Y.Max = p.Y.Min + 1 // every value zero: an axis the plotter can draw
 	}

@@ -68,8 +68,9 @@ func (s styles) glyph(k series) draw.GlyphStyle {
 	}
 }
 
-// newPlot makes an empty plot with its labels.
-func newPlot(title, x, y string) *plot.Plot {
+// NewPlot is an empty plot in the suite's style: title, axis labels, a
+// grid, and a compact legend.
+func NewPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = x
@@ -80,10 +81,10 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// save draws p with its legend below the axes, where it hides no data,
+// Save draws p with its legend below the axes, where it hides no data,
 // and grows the image by the legend's height. The format follows the
 // file's extension (svg, png, ...).
-func save(p *plot.Plot, path string) (err error) {
+func Save(p *plot.Plot, path string) (err error) {
 	leg := p.Legend
 	p.Legend = plot.NewLegend()
 	defer func() { p.Legend = leg }()

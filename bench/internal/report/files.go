@@ -45,7 +45,7 @@ func WriteFiles(dir string, r *result.Run) error {
 		errs = append(errs, err)
 	}
 	for _, np := range plots {
-		if err := save(np.p, filepath.Join(dir, np.name)); err != nil {
+		if err := Save(np.p, filepath.Join(dir, np.name)); err != nil {
 			errs = append(errs, fmt.Errorf("write %s: %w", np.name, err))
 		}
 	}

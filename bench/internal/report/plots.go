@@ -94,7 +94,7 @@ func startupCDF(st styles, rows []result.Density, pods int) (*plot.Plot, error) 
 	if len(lines) == 0 {
 		return nil, nil
 	}
-	p := newPlot(fmt.Sprintf("Pod startup latency CDF, %d pods", pods),
+	p := NewPlot(fmt.Sprintf("Pod startup latency CDF, %d pods", pods),
 		"startup latency, manifest written to Running (ms)", "fraction of pods Running")
 	logX := false
 	if r, ok := spread(xs); ok && r > 100 {
@@ -164,7 +164,7 @@ func vsPods(st styles, title, y string, keys []result.Key, vals []float64) (*plo
 	if len(lines) == 0 {
 		return nil, nil
 	}
-	p := newPlot(title, "pods", y)
+	p := NewPlot(title, "pods", y)
 	logIfSpread(&p.X, xs)
 	logIfSpread(&p.Y, vals)
 	for _, s := range slices.SortedFunc(maps.Keys(lines), cmpSeries) {
@@ -186,7 +186,7 @@ func churnPlot(st styles, runs []result.Churn, title, y string, val func(result.
 			continue
 		}
 		if p == nil {
-			p = newPlot(title, "time since churn began (s)", y)
+			p = NewPlot(title, "time since churn began (s)", y)
 		}
 		xys := make(plotter.XYs, 0, len(c.Windows))
 		for _, w := range c.Windows {
