@@ -43,7 +43,7 @@ func BenchmarkScheduler10k(b *testing.B) {
 	const probes = 10000
 	clock := newFakeClock()
 	ex := &countingExec{reached: make(chan struct{})}
-	m := New(Config{Exec: ex, Clock: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	m := New(Config{Exec: ex, Clock: clock, Coalesce: -1, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	next := 0
 	m.jitter = func(time.Duration) time.Duration { next++; return time.Duration(next) * time.Millisecond }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -61,6 +61,14 @@ func BenchmarkScheduler10k(b *testing.B) {
 		chunk := min(b.N-ran, 1000)
 		ex.target.Store(ex.n.Load() + int64(chunk))
 		clock.Advance(time.Duration(chunk) * time.Millisecond)
+		// The scheduler may have read the clock just before the advance and
+		// be about to arm its timer from that stale reading, which would
+		// put the wake-up past the runs wanted: poke it to look again, as a
+		// new probe would.
+		select {
+		case m.wake <- struct{}{}:
+		default:
+		}
 		<-ex.reached
 		ran += chunk
 	}
