@@ -232,7 +232,7 @@ func (h *harness) settle() {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		h.m.mu.Lock()
-		idle := h.m.running == 0 && (len(h.m.due) == 0 || h.m.wakeAt(h.m.due[0].due).After(h.clock.Now()))
+		idle := h.m.running == 0 && (h.m.due.Len() == 0 || h.m.wakeAt(h.m.due.first().due).After(h.clock.Now()))
 		h.m.mu.Unlock()
 		if idle {
 			return

@@ -133,6 +133,7 @@ func New(cfg Config) *Manager {
 	if m.clock == nil {
 		m.clock = realClock{}
 	}
+	m.due.epoch = m.clock.Now()
 	if m.workers <= 0 {
 		m.workers = DefaultWorkers
 	}

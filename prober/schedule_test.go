@@ -157,7 +157,7 @@ func TestRemoveStopsProbes(t *testing.T) {
 		t.Fatalf("removed pod reads %+v", st)
 	}
 	h.m.mu.Lock()
-	left := len(h.m.due)
+	left := h.m.due.Len()
 	h.m.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d probes left on the heap", left)

@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"container/heap"
 	"context"
 	"time"
 )
@@ -20,16 +19,16 @@ func (m *Manager) schedule(ctx context.Context) {
 	for {
 		m.mu.Lock()
 		now := m.clock.Now()
-		for len(m.due) > 0 && !m.due[0].due.After(now) {
-			p := heap.Pop(&m.due).(*probe)
+		for m.due.Len() > 0 && !m.due.first().due.After(now) {
+			p := m.due.pop()
 			p.inflight = true
 			p.runDue, p.runGen = p.due, p.gen
 			m.running++
 			batch = append(batch, p)
 		}
 		wait := time.Duration(-1)
-		if len(batch) == 0 && len(m.due) > 0 {
-			wait = m.wakeAt(m.due[0].due).Sub(now)
+		if len(batch) == 0 && m.due.Len() > 0 {
+			wait = m.wakeAt(m.due.first().due).Sub(now)
 		}
 		m.mu.Unlock()
 
@@ -98,7 +97,7 @@ func (m *Manager) shouldRun(p *probe) bool {
 func (m *Manager) arm(p *probe, due time.Time) {
 	p.due = due
 	if p.index >= 0 {
-		heap.Fix(&m.due, p.index)
+		m.due.fix(p.index)
 		m.wakeIfFirst(p)
 		return
 	}
@@ -111,7 +110,7 @@ func (m *Manager) requeue(p *probe) {
 	if p.index >= 0 || p.inflight || !m.shouldRun(p) {
 		return
 	}
-	heap.Push(&m.due, p)
+	m.due.push(p)
 	m.wakeIfFirst(p)
 }
 
@@ -119,7 +118,7 @@ func (m *Manager) requeue(p *probe) {
 func (m *Manager) disarm(p *probe) {
 	p.gen++
 	if p.index >= 0 {
-		heap.Remove(&m.due, p.index)
+		m.due.remove(p.index)
 	}
 }
 
