@@ -16,6 +16,11 @@ func invoke[Req, Resp any](
 	rpc func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req,
 ) (Resp, error) {
 	start := time.Now()
+	// A caller's own deadline that comes first makes ours moot: skip the
+	// context and timer (an exec probe sets a tighter one on every run).
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= timeout {
+		timeout = 0
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
