@@ -49,8 +49,7 @@ func (h *probeHeap) remove(i int) {
 	p := h.es[i].p
 	last := len(h.es) - 1
 	if i != last {
-		h.es[i] = h.es[last]
-		h.es[i].p.index = i
+		h.set(i, h.es[last])
 	}
 	h.es[last] = heapEntry{}
 	h.es = h.es[:last]
@@ -81,12 +80,10 @@ func (h *probeHeap) up(i int) {
 		if h.es[parent].at <= e.at {
 			break
 		}
-		h.es[i] = h.es[parent]
-		h.es[i].p.index = i
+		h.set(i, h.es[parent])
 		i = parent
 	}
-	h.es[i] = e
-	e.p.index = i
+	h.set(i, e)
 }
 
 // down moves the entry at i towards the leaves while a child is due
@@ -109,11 +106,15 @@ func (h *probeHeap) down(i int) bool {
 		if h.es[least].at >= e.at {
 			break
 		}
-		h.es[i] = h.es[least]
-		h.es[i].p.index = i
+		h.set(i, h.es[least])
 		i = least
 	}
+	h.set(i, e)
+	return i != start
+}
+
+// set puts e at i and tells its probe.
+func (h *probeHeap) set(i int, e heapEntry) {
 	h.es[i] = e
 	e.p.index = i
-	return i != start
 }
