@@ -7,9 +7,9 @@ import "time"
 // 20,000 probes, and a heap of pointers compared through p.due touched a
 // probe scattered somewhere in memory at every step (container/heap's
 // Less was 2.3 % of the agent's samples under 2,000 probes/s). Four
-// children per node halve the depth, and a node's children share a cache
-// line. Each probe knows its index, so a probe disarmed or re-armed is
-// removed or fixed in O(log n) without a search.
+// children per node halve the depth, and they are 64 contiguous bytes.
+// Each probe knows its index, so a probe disarmed or re-armed is removed
+// or fixed in O(log n) without a search.
 type probeHeap struct {
 	// epoch is what keys count from: a time taken from the manager's
 	// clock, so that Sub compares monotonic readings when there are some.
