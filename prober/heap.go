@@ -48,13 +48,12 @@ func (h *probeHeap) pop() *probe {
 func (h *probeHeap) remove(i int) {
 	p := h.es[i].p
 	last := len(h.es) - 1
-	if i != last {
-		h.set(i, h.es[last])
-	}
+	moved := h.es[last]
 	h.es[last] = heapEntry{}
 	h.es = h.es[:last]
 	p.index = -1
 	if i != last {
+		h.set(i, moved)
 		h.fixAt(i)
 	}
 }
