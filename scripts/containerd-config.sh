@@ -10,6 +10,23 @@
 # pull, so registry.sh can add its CA while containerd runs.
 CONTAINERD_HOSTS_DIR=${CONTAINERD_HOSTS_DIR:-$PODLINE_STATE/certs.d}
 
+# stats_collect_period prints the CRI runtime's setting. containerd 2.x
+# samples the CPU use of every container and sandbox each second (its
+# default) to serve UsageNanoCores; at 100 pods that is ~16 % of a core
+# here, idle. podline reads stats from cgroupfs itself when asked, so
+# nothing needs those samples: the harness samples every 10 minutes. The
+# kubelet reads CPU usage from CRI stats and needs the default, which
+# CONTAINERD_STATS_COLLECT_PERIOD=default keeps (bench/suite runs the
+# kubelet, and podline beside it, on such a containerd).
+stats_collect_period() {
+	local period=${CONTAINERD_STATS_COLLECT_PERIOD:-10m}
+	if [[ $period == default ]]; then
+		echo '  # stats_collect_period: containerd'"'"'s default'
+		return
+	fi
+	echo "  stats_collect_period = \"$period\""
+}
+
 write_containerd_config() {
 	mkdir -p "$PODLINE_STATE" "$CNI_CONF_DIR" "$PODLINE_STATE/opt" "$CONTAINERD_HOSTS_DIR"
 	local tmp=$CONTAINERD_CONFIG.tmp
@@ -42,11 +59,7 @@ state = "$CONTAINERD_STATE"
   disable_apparmor = true
   netns_mounts_under_state_dir = true
   cdi_spec_dirs = []
-  # containerd 2.x samples the CPU use of every container and sandbox each
-  # second (default "1s") to serve UsageNanoCores; at 100 pods that is
-  # ~16 % of a core here, idle. podline reads stats from cgroupfs itself
-  # when asked, so nothing needs those samples.
-  stats_collect_period = "10m"
+$(stats_collect_period)
 
   [plugins."io.containerd.cri.v1.runtime".containerd]
     default_runtime_name = "runc"

@@ -3,8 +3,11 @@
 # into $KUBE_BIN (outside the repository): the kubelet that bench/ runs side
 # by side with podline, and the control plane that cluster tests talk to.
 #
-#   install-kube.sh [component|group ...]      (default: kubelet)
+#   install-kube.sh [--if-built] [component|group ...]   (default: kubelet)
 #
+# --if-built builds nothing: it prints the bin dir when every component is
+# already built, and otherwise exits 3 (what `make bench-quick` uses, so a
+# smoke run never waits minutes for a kubelet build).
 # Components: kubelet kube-apiserver kube-scheduler kube-controller-manager
 # kubectl etcd. Groups: control-plane (the last five), all.
 # It prints the bin dir on stdout when done; progress goes to stderr.
@@ -40,7 +43,7 @@ declare -A KUBE_PKGS=(
 )
 
 usage() {
-	sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -149,6 +152,11 @@ build() {
 }
 
 main() {
+	local if_built=0
+	if [[ ${1:-} == --if-built ]]; then
+		if_built=1
+		shift
+	fi
 	command -v go >/dev/null || die "go not found (expected /usr/local/go/bin)"
 	expand "${@:-kubelet}"
 
@@ -158,6 +166,10 @@ main() {
 	if ((${#todo[@]} == 0)); then
 		echo "$KUBE_BIN"
 		return 0
+	fi
+	if ((if_built)); then
+		log "not built yet: ${todo[*]} (install-kube.sh ${todo[*]} builds them)"
+		exit 3
 	fi
 
 	mkdir -p "$KUBE_BIN" "$KUBE_STAMPS"

@@ -35,7 +35,7 @@ CNI_CONF_DIR=$PODLINE_STATE/cni/net.d
 CNI_BIN_DIR=${CNI_BIN_DIR:-/usr/lib/cni}
 # A bridge name of our own so `down` never touches someone else's cni0.
 CNI_BRIDGE=${CNI_BRIDGE:-podline0}
-CNI_NETWORK=podline
+CNI_NETWORK=${CNI_NETWORK:-podline}
 CNI_SUBNET=${CNI_SUBNET:-10.88.0.0/16}
 
 PAUSE_IMAGE=registry.k8s.io/pause:3.10

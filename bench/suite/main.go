@@ -49,6 +49,7 @@ type config struct {
 	probeAgents string
 	scaleRuns   int
 	scalePods   int
+	realRuns    int
 }
 
 var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve", "scale"}
@@ -69,6 +70,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.probeRuns, "probe-runs", 3, "probes: runs of each podline case (the kubelet's: this minus 2, at least 1)")
 	fs.StringVar(&c.probeAgents, "probe-agents", "", "probes: agents to run (default podline,kubelet; podline alone with -quick, a smoke run that must not wait on the kubelet's probes)")
 	fs.IntVar(&c.probePods, "probe-pods", 0, "probes: run only the cases with this many pods (default all)")
+	fs.IntVar(&c.realRuns, "real-runs", 3, "real: runs of each agent and containerd configuration per shape, interleaved (1 with -quick)")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 0, "scale: runs of each pod count, one per pass over them all (default 3, 1 with -quick)")
 	fs.IntVar(&c.scalePods, "scale-pods", -1, "scale: run only the cases with this many pods, 0 included (default all)")
 	if err := fs.Parse(args); err != nil {
@@ -106,6 +108,9 @@ func parseFlags(args []string) (*config, error) {
 		if c.quick {
 			c.scaleRuns = 1
 		}
+	}
+	if c.realRuns < 1 {
+		return nil, fmt.Errorf("-real-runs: %d is not a number of runs", c.realRuns)
 	}
 	if c.scaleRuns < 0 {
 		return nil, fmt.Errorf("-scale-runs: %d is not a number of runs", c.scaleRuns)

@@ -29,6 +29,7 @@ const (
 )
 
 // plan lists the cases of a full or a quick run, in the order they run.
+// The real runtime has a scenario of its own (real.go).
 // The idle scenario rides on the density cases flagged idle, and churn on
 // the one flagged churn; with -scenarios=...,-idle they are skipped.
 func plan(quick bool) []caseSpec {
@@ -37,7 +38,6 @@ func plan(quick bool) []caseSpec {
 			{scenario: "density", key: key(podline, dflt, fakeC, 50), idle: true,
 				churn: &churnSpec{rate: 10, duration: 3 * time.Second, window: time.Second}},
 			{scenario: "density", key: key(podline, dflt, fakeZ, 200)},
-			{scenario: "real", key: key(podline, dflt, real, 5)},
 			{scenario: "ablations", key: key(podline, result.ModeQueueChannel, fakeC, 50), idle: true},
 			{scenario: "ablations", key: key(podline, result.ModePLEGRelist, fakeC, 50), idle: true},
 			{scenario: "kubelet", key: key(kubelet, dflt, fakeC, 50), idle: true},
@@ -51,7 +51,6 @@ func plan(quick bool) []caseSpec {
 		{scenario: "density", key: key(podline, dflt, fakeZ, 100)},
 		{scenario: "density", key: key(podline, dflt, fakeZ, 1000)},
 		{scenario: "density", key: key(podline, dflt, fakeZ, 10000)},
-		{scenario: "real", key: key(podline, dflt, real, 100)},
 		{scenario: "ablations", key: key(podline, result.ModeQueueChannel, fakeC, 1000), idle: true},
 		{scenario: "ablations", key: key(podline, result.ModePLEGRelist, fakeC, 1000), idle: true},
 		{scenario: "ablations", key: key(podline, result.ModeQueueChannel, fakeZ, 10000)},

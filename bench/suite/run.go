@@ -41,7 +41,7 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	s.run.Latency = fakeLatency()
 	for i, c := range plan(cfg.quick) {
-		if !cfg.scenarios[c.scenario] {
+		if !cfg.scenarios[c.scenario] || (c.key.Agent == kubelet && s.kubelet == "") {
 			continue
 		}
 		if c.idle && !cfg.scenarios["idle"] {
@@ -67,9 +67,17 @@ func run(ctx context.Context, cfg *config) error {
 		}
 	}
 	var probesErr error
-	if cfg.scenarios["probes"] {
-		if probesErr = s.probesScenario(ctx, out); probesErr != nil && ctx.Err() != nil {
+	if cfg.scenarios["real"] {
+		if probesErr = s.realScenario(ctx, out); probesErr != nil && ctx.Err() != nil {
 			return probesErr
+		}
+	}
+	if cfg.scenarios["probes"] {
+		if err := s.probesScenario(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			probesErr = errors.Join(probesErr, err)
 		}
 	}
 	if cfg.scenarios["serve"] {
@@ -90,9 +98,9 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	s.run.Ratios = ratios(s.run)
 	s.run.Seconds = time.Since(s.run.Started).Seconds()
-	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"]) {
-		// Only the probes, serve or scale scenarios ran: no suite.md to
-		// write over.
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"]) {
+		// Only the real, probes, serve or scale scenarios ran: no
+		// suite.md to write over.
 		return probesErr
 	}
 	if probesErr != nil {
@@ -131,17 +139,30 @@ func (s *suite) build(ctx context.Context) error {
 	if out, err := exec.CommandContext(ctx, "git", "-C", s.cfg.repo, "describe", "--always", "--dirty").Output(); err == nil {
 		s.run.Podline = strings.TrimSpace(s.run.Podline + " (" + strings.TrimSpace(string(out)) + ")")
 	}
-	if !s.cfg.scenarios["kubelet"] && !s.cfg.scenarios["serve"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) {
+	if !s.cfg.scenarios["kubelet"] && !s.cfg.scenarios["serve"] && !s.cfg.scenarios["real"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) {
 		return nil
 	}
 	s.kubelet = s.cfg.kubelet
 	if s.kubelet == "" {
-		progress("building the upstream kubelet (cached after the first time)")
-		cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.repo, "scripts", "install-kube.sh"), "kubelet")
+		// A quick run takes the kubelet only when it is already built:
+		// a smoke run must not wait minutes for a build that only a
+		// measurement needs.
+		args := []string{"kubelet"}
+		if s.cfg.quick {
+			args = []string{"--if-built", "kubelet"}
+		} else {
+			progress("building the upstream kubelet (cached after the first time)")
+		}
+		cmd := exec.CommandContext(ctx, filepath.Join(s.cfg.repo, "scripts", "install-kube.sh"), args...)
 		cmd.Dir, cmd.Stderr = s.cfg.repo, os.Stderr
 		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if s.cfg.quick && errors.As(err, &exit) && exit.ExitCode() == 3 {
+			progress("the kubelet is not built: its cases are skipped (make bench builds it)")
+			return nil
+		}
 		if err != nil {
-			return fmt.Errorf("scripts/install-kube.sh kubelet: %w", err)
+			return fmt.Errorf("scripts/install-kube.sh %s: %w", strings.Join(args, " "), err)
 		}
 		s.kubelet = filepath.Join(strings.TrimSpace(lastLine(string(out))), "kubelet")
 	}
@@ -176,14 +197,7 @@ func (s *suite) runCase(ctx context.Context, c caseSpec, label string) error {
 		return err
 	}
 	w := newPodWriter(a.manifests())
-	defer func() {
-		if c.key.Runtime == real {
-			if err := teardown(ctx, a, w, label); err != nil {
-				progress("%s: teardown: %v", label, err)
-			}
-		}
-		release(a, label)
-	}()
+	defer release(a, label)
 	d, err := density(ctx, a, rt, c.key, w, label)
 	if err != nil {
 		return err
@@ -212,17 +226,9 @@ func (s *suite) runCase(ctx context.Context, c caseSpec, label string) error {
 	return nil
 }
 
-// startRuntime starts a fresh fake CRI, or checks that the harness
-// containerd is up, and returns its endpoint and CPU meter.
+// startRuntime starts a fresh fake CRI and returns its endpoint and CPU
+// meter.
 func (s *suite) startRuntime(ctx context.Context, runtime, dir string) (string, runtimeCPU, func(), error) {
-	if runtime == real {
-		pid, err := readPID(s.cfg.containerdP)
-		if err != nil {
-			return "", nil, nil, fmt.Errorf("the real case needs the harness containerd (scripts/runtime.sh up): %w", err)
-		}
-		g := procstat.NewGroupCPU(func() []int { return append([]int{pid}, procstat.ByName("containerd-shim")...) })
-		return "unix://" + s.cfg.endpoint, g.Sample, func() {}, nil
-	}
 	f, err := startFakeCRI(ctx, s.fakecri, dir, runtime)
 	if err != nil {
 		return "", nil, nil, err
@@ -257,25 +263,6 @@ func readPID(path string) (int, error) {
 		return 0, fmt.Errorf("%s: process %d is gone", path, pid)
 	}
 	return pid, nil
-}
-
-// teardown deletes every manifest and waits until the agent lists no pod,
-// so that a real runtime is left without the case's containers.
-func teardown(ctx context.Context, a agent, w *podWriter, label string) error {
-	if err := w.removeAll(); err != nil {
-		return err
-	}
-	// Never cut short by an interrupt: it is what leaves the runtime clean.
-	ctx = context.WithoutCancel(ctx)
-	wt := newWatcher(a, 0)
-	start := time.Now()
-	err := wt.until(ctx, label, 2*time.Minute, func(listed int) (bool, string) {
-		return listed == 0, fmt.Sprintf("removing: %d pods left", listed)
-	})
-	if err == nil {
-		progress("%s: all pods removed in %.1fs", label, time.Since(start).Seconds())
-	}
-	return err
 }
 
 // settle is how long an agent is left alone before a measurement.

@@ -74,3 +74,16 @@ func (g *GroupCPU) Sample() float64 {
 	}
 	return g.sum
 }
+
+// ByNameArg returns the pids of ByName(names...) whose command line holds
+// arg, e.g. the shims of one containerd, named by its socket.
+func ByNameArg(arg string, names ...string) []int {
+	var pids []int
+	for _, pid := range ByName(names...) {
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
