@@ -164,7 +164,9 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 	if err := s.prepareFiles(w, act, ips); err != nil {
 		return false, err
 	}
+	t0 := time.Now()
 	id, err := s.Runtime.CreateContainer(ctx, sb.ID, cfg, sandboxCfg)
+	w.timeRuntime(t0)
 	if err != nil {
 		w.Sync.setWaiting(name, "CreateContainerError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
@@ -181,7 +183,10 @@ func (s *ContainerStage) start(w *Work, act StartAction, sb *pleg.Sandbox, sandb
 		// A restart: the next failure waits longer.
 		w.Sync.Crash.Next(name, time.Now())
 	}
-	if err := s.Runtime.StartContainer(ctx, id); err != nil {
+	t0 = time.Now()
+	err = s.Runtime.StartContainer(ctx, id)
+	w.timeRuntime(t0)
+	if err != nil {
 		w.Sync.setWaiting(name, "RunContainerError", err.Error())
 		ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: "+err.Error())
 		return false, err

@@ -57,6 +57,8 @@ type harnessOpts struct {
 	// serializing puller, no secrets).
 	pulls       *stages.ImagePuller
 	pullSecrets stages.PullSecretSource
+	// starts is the start gate (nil: none).
+	starts *stages.StartGate
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -100,7 +102,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		workers = [stages.NumStages]int{2, 2, 8, 8, 2}
 	}
 	h.pipe, err = stages.New(stages.Config{
-		Window: window, Workers: workers, Handlers: handlers, Queue: o.queue,
+		Window: window, Workers: workers, Handlers: handlers, Queue: o.queue, Starts: o.starts,
 		Cache: h.cache, Log: log,
 		OnTornDown: func(uid types.UID, removed bool) { h.admitter.Release(uid) },
 	})

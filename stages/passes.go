@@ -60,6 +60,9 @@ func (p *Pipeline) release() {
 // until that consumer frees it, which it does without waiting on anything.
 // It fails only when podline stops, and the pass is dropped with it.
 func (p *Pipeline) enqueue(w *Work) {
+	if p.cfg.Starts != nil && !p.passStartGate(w) {
+		return
+	}
 	s := w.Stage()
 	w.enqueuedAt = time.Now()
 	if !p.queues[s].TryPut(w) {
@@ -70,6 +73,29 @@ func (p *Pipeline) enqueue(w *Work) {
 		}
 	}
 	stageQueueDepth[s].Inc()
+}
+
+// passStartGate takes a start's place at the gate as it enters the
+// sandbox stage and gives it up as it leaves the containers stage. It
+// returns false when w waits at the gate, which hands it on later.
+func (p *Pipeline) passStartGate(w *Work) bool {
+	s := w.Stage()
+	inside := !w.Teardown && (s == StageSandbox || s == StageContainers)
+	switch {
+	case inside && !w.start.held && w.ctx.Err() == nil:
+		return p.cfg.Starts.take(w)
+	case !inside && w.start.held:
+		p.leaveStartGate(w)
+	}
+	return true
+}
+
+// leaveStartGate gives up w's place and hands the passes it lets in to
+// their stage.
+func (p *Pipeline) leaveStartGate(w *Work) {
+	for _, in := range p.cfg.Starts.done(w, w.err == nil) {
+		p.enqueue(in)
+	}
 }
 
 func (p *Pipeline) worker(ctx context.Context, s StageID) {
@@ -95,6 +121,11 @@ func (p *Pipeline) advance(w *Work, out Outcome) {
 		w.asyncRounds++
 		if w.asyncRounds <= maxAsyncRounds {
 			passesAsync.Inc()
+			// Waiting out a grace period is not runtime work: the
+			// place goes to the next start, and is taken again after.
+			if w.start.held {
+				p.leaveStartGate(w)
+			}
 			p.release()
 			go p.runAsync(w, out.Async)
 			return
@@ -162,6 +193,9 @@ func (p *Pipeline) runAsync(w *Work, fn func(context.Context) error) {
 
 // abandon drops a pass when podline stops.
 func (p *Pipeline) abandon(w *Work) {
+	if w.start.held {
+		p.cfg.Starts.done(w, false)
+	}
 	w.cancel()
 	w.rec.mu.Lock()
 	w.rec.inFlight = false
@@ -171,6 +205,11 @@ func (p *Pipeline) abandon(w *Work) {
 // finish ends a pass: it starts the pending one, or frees the slot and
 // schedules a retry or a requested re-run.
 func (p *Pipeline) finish(w *Work) {
+	if w.start.held {
+		// Routes end in the status stage; this is for a route that
+		// one day does not.
+		p.leaveStartGate(w)
+	}
 	rec, s := w.rec, w.Sync
 	superseded := errors.Is(w.ctx.Err(), context.Canceled) && p.ctx.Err() == nil
 	w.cancel()

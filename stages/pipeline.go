@@ -27,6 +27,9 @@ type Config struct {
 	// Queue is the implementation of the stage queues; the zero value is
 	// the lock-free one.
 	Queue QueueKind
+	// Starts, when set, lets pod starts into the sandbox and containers
+	// stages a few at a time, in arrival order (see StartGate).
+	Starts *StartGate
 	// Cache is the observed runtime state, used to find orphans: pods in the
 	// runtime that no source knows.
 	Cache *pleg.Cache
@@ -102,6 +105,9 @@ func New(cfg Config) (*Pipeline, error) {
 		p.queues[s] = newStageQueue[*Work](cfg.Queue, cfg.Window)
 	}
 	p.retry = delay.New(p.Sync)
+	if cfg.Starts != nil {
+		cfg.Starts.admit = p.enqueue
+	}
 	return p, nil
 }
 
@@ -135,6 +141,9 @@ func (p *Pipeline) Run(ctx context.Context) {
 	}()
 	close(p.started)
 	wg.Wait()
+	if p.cfg.Starts != nil {
+		p.cfg.Starts.stop()
+	}
 }
 
 // Upsert hands the pipeline the latest desired state of a pod (added,

@@ -86,7 +86,9 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return Fail(fmt.Errorf("create pod log directory: %w", err))
 	}
+	t0 := time.Now()
 	id, err := s.Runtime.RunPodSandbox(ctx, cfg, s.RuntimeHandler)
+	w.timeRuntime(t0)
 	if err != nil {
 		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedCreatePodSandBox",
 			"Failed to create pod sandbox: "+err.Error())

@@ -70,7 +70,17 @@ type Work struct {
 
 	enqueuedAt time.Time
 	passStart  time.Time
+
+	// start is the pass's place at the start gate; runtimeTime the time
+	// its handlers spent in the runtime calls that start a pod, which is
+	// what the gate's limit learns from.
+	start       startPlace
+	runtimeTime time.Duration
 }
+
+// timeRuntime adds the time since t0 to the pass's runtime time: deferred
+// around the calls that make the runtime create or start something.
+func (w *Work) timeRuntime(t0 time.Time) { w.runtimeTime += time.Since(t0) }
 
 // Stage returns the stage currently holding the work.
 func (w *Work) Stage() StageID { return w.route[w.step] }

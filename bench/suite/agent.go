@@ -55,6 +55,8 @@ func podlineArgs(mode string) ([]string, error) {
 		return []string{"--queue", "channel"}, nil
 	case result.ModePLEGRelist:
 		return []string{"--pleg", "relist"}, nil
+	case result.ModeStartsUnlimited:
+		return []string{"--start-concurrency", "0"}, nil
 	}
 	return nil, fmt.Errorf("unknown podline mode %q", mode)
 }

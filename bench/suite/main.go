@@ -50,6 +50,8 @@ type config struct {
 	scaleRuns   int
 	scalePods   int
 	realRuns    int
+	realPods    int
+	realAgents  string
 }
 
 var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve", "scale"}
@@ -71,6 +73,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.probeAgents, "probe-agents", "", "probes: agents to run (default podline,kubelet; podline alone with -quick, a smoke run that must not wait on the kubelet's probes)")
 	fs.IntVar(&c.probePods, "probe-pods", 0, "probes: run only the cases with this many pods (default all)")
 	fs.IntVar(&c.realRuns, "real-runs", 3, "real: runs of each agent and containerd configuration per shape, interleaved (1 with -quick)")
+	fs.IntVar(&c.realPods, "real-pods", 0, "real: run only the shapes with this many pods (default all)")
+	fs.StringVar(&c.realAgents, "real-agents", "", "real: run only these of agent[:mode]@config, comma-separated, e.g. 'podline@podline,podline:start-concurrency=0@podline' (default all)")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 0, "scale: runs of each pod count, one per pass over them all (default 3, 1 with -quick)")
 	fs.IntVar(&c.scalePods, "scale-pods", -1, "scale: run only the cases with this many pods, 0 included (default all)")
 	if err := fs.Parse(args); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/podline/podline/bench/internal/procstat"
@@ -50,6 +51,7 @@ func (s realShape) String() string {
 // realCase is one run: an agent on a containerd configuration.
 type realCase struct {
 	Agent  string    `json:"agent"`
+	Mode   string    `json:"mode"`
 	Config string    `json:"containerd_config"`
 	Shape  realShape `json:"shape"`
 	Run    int       `json:"run"`
@@ -57,33 +59,51 @@ type realCase struct {
 }
 
 func (c realCase) label() string {
-	return fmt.Sprintf("%s on containerd/%s, %s, round %d/%d", c.Agent, c.Config, c.Shape, c.Run, c.Runs)
+	return fmt.Sprintf("%s on containerd/%s, %s, round %d/%d", label(key(c.Agent, c.Mode, real, 0)), c.Config, c.Shape, c.Run, c.Runs)
 }
 
-// realAgents are the agent/configuration pairs every shape runs, in the
-// order they run within one round.
-var realAgents = []struct{ agent, config string }{
-	{kubelet, cfgDefault},
-	{podline, cfgDefault},
-	{podline, cfgPodline},
+// realAgent is an agent in a mode on a containerd configuration.
+type realAgent struct{ agent, mode, config string }
+
+// id is how -real-agents names a: agent[:mode]@config.
+func (a realAgent) id() string {
+	if a.mode == dflt {
+		return a.agent + "@" + a.config
+	}
+	return a.agent + ":" + a.mode + "@" + a.config
+}
+
+// realAgents are what every shape runs, in the order they run within one
+// round: the kubelet, podline on the same containerd, podline on the one
+// it recommends, and that without its start limit (an ablation).
+var realAgents = []realAgent{
+	{kubelet, dflt, cfgDefault},
+	{podline, dflt, cfgDefault},
+	{podline, dflt, cfgPodline},
+	{podline, result.ModeStartsUnlimited, cfgPodline},
 }
 
 // realPlan interleaves the runs: for each shape, round 1 of every agent,
 // then round 2, so that a slow spell of the machine falls on all of them.
 // Without the kubelet only podline's cases run.
-func realPlan(quick, withKubelet bool, runs int) []realCase {
+// pods and agents, when set, keep the shapes of that many pods and the
+// agents named (agent[:mode]@config).
+func realPlan(quick, withKubelet bool, runs, pods int, agents string) []realCase {
 	shapes := []realShape{{Pods: 30}, {Pods: 100, Idle: true}, {Pods: 100, Rate: 5}}
 	if quick {
 		shapes, runs = []realShape{{Pods: 5, Idle: true}}, 1
 	}
 	var out []realCase
 	for _, sh := range shapes {
+		if pods > 0 && sh.Pods != pods {
+			continue
+		}
 		for r := 1; r <= runs; r++ {
 			for _, a := range realAgents {
-				if a.agent == kubelet && !withKubelet {
+				if (a.agent == kubelet && !withKubelet) || (agents != "" && !slices.Contains(strings.Split(agents, ","), a.id())) {
 					continue
 				}
-				out = append(out, realCase{Agent: a.agent, Config: a.config, Shape: sh, Run: r, Runs: runs})
+				out = append(out, realCase{Agent: a.agent, Mode: a.mode, Config: a.config, Shape: sh, Run: r, Runs: runs})
 			}
 		}
 	}
@@ -125,7 +145,7 @@ type realRun struct {
 func (s *suite) realScenario(ctx context.Context, out string) error {
 	rts := newRealRuntimes(s)
 	defer rts.stop()
-	cases := realPlan(s.cfg.quick, s.kubelet != "", s.cfg.realRuns)
+	cases := realPlan(s.cfg.quick, s.kubelet != "", s.cfg.realRuns, s.cfg.realPods, s.cfg.realAgents)
 	var last string
 	err := runCases(ctx, "real", out, cases,
 		func(realCase) int { return 1 },
@@ -164,7 +184,7 @@ func (s *suite) realCase(ctx context.Context, rts *realRuntimes, c realCase, lab
 			}
 		}
 	}()
-	a, err := s.startAgent(ctx, key(c.Agent, dflt, real, c.Shape.Pods), dir, "unix://"+rt.socket)
+	a, err := s.startAgent(ctx, key(c.Agent, c.Mode, real, c.Shape.Pods), dir, "unix://"+rt.socket)
 	if err != nil {
 		return res, err
 	}

@@ -62,7 +62,7 @@ func realMarkdown(run *result.Run, runs []realRun, failed []string) string {
 		for _, g := range realGroups(runs, shape) {
 			rs := g.runs
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				g.agent, g.config, len(rs),
+				g.name(), g.config, len(rs),
 				realCell(rs, func(r realRun) float64 { return r.AllRunningSec }, 1),
 				realCell(rs, func(r realRun) float64 { return r.Startup.P50 }, 0),
 				realCell(rs, func(r realRun) float64 { return r.Startup.P90 }, 0),
@@ -79,7 +79,7 @@ func realMarkdown(run *result.Run, runs []realRun, failed []string) string {
 			b.WriteString("\nIdle, every pod running and nobody polling (% of one core):\n\n")
 			b.WriteString("| agent | containerd | agent | containerd | shims |\n|---|---|---|---|---|\n")
 			for _, g := range realGroups(runs, shape) {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", g.agent, g.config,
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", g.name(), g.config,
 					realCell(g.runs, func(r realRun) float64 { return r.IdleAgentPercent }, 2),
 					realCell(g.runs, func(r realRun) float64 { return r.IdleContainerdPercent }, 2),
 					realCell(g.runs, func(r realRun) float64 { return r.IdleShimPercent }, 2))
@@ -102,7 +102,7 @@ func realMarkdown(run *result.Run, runs []realRun, failed []string) string {
 func realRatios(runs []realRun, shape realShape) string {
 	var kube []realRun
 	for _, g := range realGroups(runs, shape) {
-		if g.agent == kubelet {
+		if g.agent == kubelet && g.mode == dflt {
 			kube = g.runs
 		}
 	}
@@ -118,7 +118,7 @@ func realRatios(runs []realRun, shape realShape) string {
 				k, _, _ := median(realValues(kube, func(r realRun) float64 { return r.Startup.P99 }))
 				verdict += fmt.Sprintf("; ×%.2f the kubelet's (%s)", p99/k, metOrNot(p99 <= k))
 			}
-			fmt.Fprintf(&b, "\n- podline on containerd/%s: %s.\n", g.config, verdict)
+			fmt.Fprintf(&b, "\n- %s on containerd/%s: %s.\n", g.name(), g.config, verdict)
 			continue
 		}
 		if len(kube) == 0 {
@@ -137,7 +137,7 @@ func realRatios(runs []realRun, shape realShape) string {
 			}
 			parts = append(parts, part)
 		}
-		fmt.Fprintf(&b, "\n- podline on containerd/%s ÷ the kubelet on containerd/default: %s.\n", g.config, strings.Join(parts, ", "))
+		fmt.Fprintf(&b, "\n- %s on containerd/%s ÷ the kubelet on containerd/default: %s.\n", g.name(), g.config, strings.Join(parts, ", "))
 	}
 	return b.String()
 }
@@ -162,8 +162,8 @@ func realShapes(runs []realRun) []realShape {
 }
 
 type realGroup struct {
-	agent, config string
-	runs          []realRun
+	realAgent
+	runs []realRun
 }
 
 // realGroups splits a shape's runs by agent and configuration, in
@@ -171,9 +171,9 @@ type realGroup struct {
 func realGroups(runs []realRun, shape realShape) []realGroup {
 	var out []realGroup
 	for _, a := range realAgents {
-		g := realGroup{agent: a.agent, config: a.config}
+		g := realGroup{realAgent: a}
 		for _, r := range runs {
-			if r.Agent == a.agent && r.Config == a.config && r.Shape.Pods == shape.Pods && r.Shape.Rate == shape.Rate {
+			if r.Agent == a.agent && r.Mode == a.mode && r.Config == a.config && r.Shape.Pods == shape.Pods && r.Shape.Rate == shape.Rate {
 				g.runs = append(g.runs, r)
 			}
 		}
@@ -183,6 +183,8 @@ func realGroups(runs []realRun, shape realShape) []realGroup {
 	}
 	return out
 }
+
+func (a realAgent) name() string { return label(key(a.agent, a.mode, real, 0)) }
 
 func realValues(rs []realRun, get func(realRun) float64) []float64 {
 	xs := make([]float64, len(rs))

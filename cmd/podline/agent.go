@@ -158,8 +158,12 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	if err != nil {
 		return nil, fmt.Errorf("--queue: %w", err)
 	}
+	starts, err := o.startGate()
+	if err != nil {
+		return nil, err
+	}
 	a.pipeline, err = stages.New(stages.Config{
-		Window: o.pipelineWindow, Workers: o.stageWorkers, Handlers: handlers, Queue: queue,
+		Window: o.pipelineWindow, Workers: o.stageWorkers, Handlers: handlers, Queue: queue, Starts: starts,
 		Cache: a.cache, Log: log,
 		OnTornDown: func(uid types.UID, removed bool) {
 			a.admitter.Release(uid)

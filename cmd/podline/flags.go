@@ -61,10 +61,12 @@ type options struct {
 	plegMode       string
 	plegSources    listFlag
 	pipelineWindow int
-	stageWorkers   stageWorkersFlag
-	queue          string
-	verbosity      int
-	version        bool
+	// startConcurrency is --start-concurrency as given.
+	startConcurrency string
+	stageWorkers     stageWorkersFlag
+	queue            string
+	verbosity        int
+	version          bool
 
 	// Cluster mode: all of it is off without --kubeconfig.
 	kubeconfig                string
@@ -166,6 +168,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.pipelineWindow, "pipeline-window", 1024, "Pod passes in flight in the stage pipeline at once; producers wait beyond it.")
 	o.stageWorkers = stageWorkersFlag(stages.DefaultWorkers)
 	fs.StringVar(&o.queue, "queue", stages.QueueLockFree.String(), "Stage queue implementation: 'lockfree' (lock-free ring with parked workers) or 'channel' (buffered Go channels, a baseline for benchmarks).")
+	fs.StringVar(&o.startConcurrency, "start-concurrency", "adaptive", "Pod starts let into the sandbox and containers stages at once, in arrival order: 'adaptive' (a limit that follows the runtime's start latency), a number (a fixed limit), or 0 (only the stage workers bound them).")
 	fs.Var(&o.stageWorkers, "stage-workers", "Workers per pipeline stage, e.g. 'sandbox=8,containers=8' (stages: admit, volumes, sandbox, containers, status).")
 	fs.IntVar(&o.verbosity, "v", 0, "Log verbosity; 4 and above logs debug messages.")
 	fs.BoolVar(&o.version, "version", false, "Print the version and exit.")
@@ -222,6 +225,9 @@ func (o *options) validate() error {
 	if _, err := stages.ParseQueueKind(o.queue); err != nil {
 		return fmt.Errorf("--queue must be 'lockfree' or 'channel', got %q", o.queue)
 	}
+	if _, err := o.startGate(); err != nil {
+		return err
+	}
 	if _, err := node.ParseResourceList(o.kubeReserved); err != nil {
 		return fmt.Errorf("--kube-reserved: %w", err)
 	}
@@ -270,4 +276,21 @@ const eventsRelistPeriod = 5 * time.Minute
 // plegSource reports whether an event source is enabled.
 func (o *options) plegSource(name string) bool {
 	return o.plegMode == "events" && (len(o.plegSources) == 0 || slices.Contains(o.plegSources, name))
+}
+
+// startGate is the gate --start-concurrency asks for: nil for 0. The
+// adaptive limit goes no higher than the workers of the sandbox and
+// containers stages, which bound starts anyway.
+func (o *options) startGate() (*stages.StartGate, error) {
+	if o.startConcurrency == "adaptive" {
+		return stages.NewAdaptiveStartGate(min(o.stageWorkers[stages.StageSandbox], o.stageWorkers[stages.StageContainers])), nil
+	}
+	n, err := strconv.Atoi(o.startConcurrency)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("--start-concurrency must be 'adaptive' or a number of starts (0: no limit), got %q", o.startConcurrency)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return stages.NewFixedStartGate(n), nil
 }

@@ -49,6 +49,8 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 	f([]string{"--pipeline-window=0"}, "--pipeline-window")
 	f([]string{"--queue=chan"}, "--queue")
 	f([]string{"--queue="}, "--queue")
+	f([]string{"--start-concurrency=fast"}, "--start-concurrency")
+	f([]string{"--start-concurrency=-1"}, "--start-concurrency")
 	f([]string{"--allowed-unsafe-sysctls=net.core.somaxconn,kernel.panic"}, `--allowed-unsafe-sysctls: the sysctls "kernel.panic" are not known to be namespaced`)
 	f([]string{"--allowed-unsafe-sysctls=net.*.x"}, "--allowed-unsafe-sysctls")
 }
@@ -94,4 +96,32 @@ func TestQueueFlag(t *testing.T) {
 	f(nil, stages.QueueLockFree)
 	f([]string{"--queue=lockfree"}, stages.QueueLockFree)
 	f([]string{"--queue=channel"}, stages.QueueChannel)
+}
+
+func TestStartConcurrency(t *testing.T) {
+	for _, c := range []struct {
+		arg   string
+		limit int // 0: no gate
+	}{
+		{"", 4}, {"--start-concurrency=adaptive", 4}, {"--start-concurrency=7", 7}, {"--start-concurrency=0", 0},
+	} {
+		var o options
+		args := []string{"--stage-workers=sandbox=16,containers=12"}
+		if c.arg != "" {
+			args = append(args, c.arg)
+		}
+		if err := newFlagSet(&o).Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		g, err := o.startGate()
+		if err != nil {
+			t.Fatalf("%q: %v", c.arg, err)
+		}
+		switch {
+		case c.limit == 0 && g != nil:
+			t.Fatalf("%q made a start gate", c.arg)
+		case c.limit != 0 && (g == nil || g.Limit() != c.limit):
+			t.Fatalf("%q: gate %v, want a limit of %d", c.arg, g, c.limit)
+		}
+	}
 }

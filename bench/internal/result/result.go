@@ -23,6 +23,9 @@ const (
 	ModeQueueChannel = "queue=channel"
 	// ModePLEGRelist is podline with --pleg=relist.
 	ModePLEGRelist = "pleg=relist"
+	// ModeStartsUnlimited is podline with --start-concurrency=0: pod
+	// starts bound only by the stage workers, not the adaptive limit.
+	ModeStartsUnlimited = "start-concurrency=0"
 )
 
 // Run is one invocation of the suite.
