@@ -130,11 +130,22 @@ func (s *ManifestPath) Run(ctx context.Context) {
 		whole   bool // the pending rescan must list the directory
 		periods int
 	)
+	var lastScan time.Time
 	pending := func() {
 		if fire == nil {
 			debounce.Reset(fileDebounce)
 			fire = debounce.C
 		}
+	}
+	rescan := func() {
+		if whole || !s.incremental() {
+			s.scan(statAll)
+		} else {
+			s.scanNames(names)
+		}
+		clear(names)
+		whole = false
+		lastScan = time.Now()
 	}
 	for {
 		select {
@@ -148,10 +159,15 @@ func (s *ManifestPath) Run(ctx context.Context) {
 			if !s.relevant(ev) {
 				continue
 			}
-			if name, ok := s.child(ev.Name); ok {
+			name, ok := s.child(ev.Name)
+			if ok {
 				names[name] = struct{}{}
 			} else {
 				whole = true
+			}
+			if fire == nil && ok && s.prompt(ev, name, time.Since(lastScan)) {
+				rescan()
+				continue
 			}
 			pending()
 		case err, ok := <-watchErrs:
@@ -165,13 +181,7 @@ func (s *ManifestPath) Run(ctx context.Context) {
 			pending()
 		case <-fire:
 			fire = nil
-			if whole || !s.incremental() {
-				s.scan(statAll)
-			} else {
-				s.scanNames(names)
-			}
-			clear(names)
-			whole = false
+			rescan()
 		case <-ticker.C:
 			// Every fullStatEvery-th period stats every file, for what
 			// inotify cannot see: a write through a hard link made
@@ -184,6 +194,21 @@ func (s *ManifestPath) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// prompt says whether an event is read at once instead of after the
+// debounce: a manifest that appeared under a new name (written elsewhere
+// and renamed in, or created) when nothing was scanned for a debounce
+// period. A pod added alone then starts without waiting out the debounce,
+// as the kubelet reads each event at once; a burst of new manifests is
+// still read in one rescan after the first, and an edit of a known file
+// (editors write, rename and chmod) still waits for its burst to end.
+func (s *ManifestPath) prompt(ev fsnotify.Event, name string, sinceScan time.Duration) bool {
+	if !ev.Has(fsnotify.Create) || sinceScan < fileDebounce {
+		return false
+	}
+	_, known := s.files[filepath.Join(s.path, name)]
+	return !known
 }
 
 // relevant filters events: in a directory any change counts (also to

@@ -151,3 +151,33 @@ func TestFileSourceUnchangedRescan(t *testing.T) {
 		t.Fatalf("%d snapshots handed over by rescans that found nothing new", got-sets)
 	}
 }
+
+// A manifest under a new name is read at once; an edit of a known one, or
+// a new one right after a scan (the rest of a burst), waits out the
+// debounce.
+func TestFileSourcePromptForNewManifests(t *testing.T) {
+	dir := t.TempDir()
+	h := newFileHarness(t, dir, time.Hour)
+	h.watched()
+	h.write("a.yaml", podYAML("a", "nginx:1"))
+	h.src.scan(statAll)
+	ev := func(name string, op fsnotify.Op) fsnotify.Event {
+		return fsnotify.Event{Name: filepath.Join(dir, name), Op: op}
+	}
+	for _, c := range []struct {
+		name  string
+		op    fsnotify.Op
+		since time.Duration
+		want  bool
+	}{
+		{"b.yaml", fsnotify.Create, time.Second, true},
+		{"b.yaml", fsnotify.Create, fileDebounce / 2, false},
+		{"a.yaml", fsnotify.Create, time.Second, false},
+		{"a.yaml", fsnotify.Write, time.Second, false},
+		{"b.yaml", fsnotify.Write, time.Second, false},
+	} {
+		if got := h.src.prompt(ev(c.name, c.op), c.name, c.since); got != c.want {
+			t.Errorf("%s %s %s after a scan: read at once = %v, want %v", c.op, c.name, c.since, got, c.want)
+		}
+	}
+}

@@ -106,6 +106,37 @@
 // retry timer) parks while the window is full: that is the pipeline pushing
 // back on its producers.
 //
+// # Start gate
+//
+// On a node whose runtime is CPU-bound (runc and the shims share two cores
+// with everything else), handing it every pod of a burst at once makes
+// each start slower and no more of them finish per second: all the pods
+// turn Running together at the end. The start gate (StartGate, set by
+// --start-concurrency) lets pod starts into the sandbox and containers
+// stages a few at a time, in the order they reach it, so that pods finish
+// one after another: a burst's median pod is Running in about half the
+// time, and the last no later.
+//
+// The limit adapts (StartLimit) by TCP Vegas's rule applied to pod
+// starts. Each start that did runtime work reports the time its handlers
+// spent in RunPodSandbox, CreateContainer and StartContainer. In rounds
+// of max(limit, 4) starts, the round's median m is set against base, the
+// fastest start of the last 30 to 60 s. If m is over 1.5×base and more
+// than 20 ms over it, starts are queueing inside the runtime and the
+// limit is multiplied by max(1/2, 1.5×base/m); otherwise it doubles until
+// the first such round and then grows by max(1, limit/8). It starts at 4
+// and stays between 2 and the sandbox and containers stages' workers. A
+// runtime that answers at the same speed at any concurrency (the fake
+// one) sees its limit reach the workers within a few rounds; the 20 ms
+// keeps microsecond noise from reading as queueing.
+//
+// A start holds its place from the sandbox stage until it leaves the
+// containers stage. Teardown passes never wait at the gate. A start that
+// holds its place longer than ten times base (2 to 30 s; an image pull, a
+// hung call) stops counting, so one slow pod never holds the others back,
+// and a pass cancelled while it waits (its pod is being deleted) goes on
+// at once without a place.
+//
 // # Restarts
 //
 // podline keeps no state of its own on disk. After a restart the first

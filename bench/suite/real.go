@@ -128,6 +128,11 @@ type realRun struct {
 	ShimCPUSec       float64 `json:"shim_cpu_sec"`
 	MachineCPUSec    float64 `json:"machine_cpu_sec"`
 	AgentPeakRSSMiB  float64 `json:"agent_peak_rss_mib"`
+	// RuntimeCalls is the agent's CRI calls over the same span, per pod,
+	// by method (lower case, no underscores: both agents' names meet),
+	// from its own /metrics: podline's podline_cri_request_duration_seconds
+	// counts, the kubelet's kubelet_runtime_operations_total.
+	RuntimeCalls map[string]float64 `json:"runtime_calls_per_pod,omitempty"`
 
 	// Idle once every pod runs and nothing changes, nobody polling, in %
 	// of one core (only for shapes that measure it).
@@ -260,6 +265,7 @@ func readMeters(agentPID int, rt *realRuntime) (cpuMeters, error) {
 // realStart writes the manifests, at once or at the shape's rate, and
 // waits until every pod is Running.
 func realStart(ctx context.Context, a agent, rt *realRuntime, w *podWriter, res *realRun, label string) error {
+	calls0 := runtimeCalls(ctx, a)
 	m0, err := readMeters(a.pid(), rt)
 	if err != nil {
 		return err
@@ -312,6 +318,14 @@ func realStart(ctx context.Context, a agent, rt *realRuntime, w *podWriter, res 
 	res.ShimCPUSec = m0.shims.Sample()
 	res.MachineCPUSec = m1.machine - m0.machine
 	res.AgentPeakRSSMiB = mib(float64(m1.agent.HWM))
+	if calls1 := runtimeCalls(ctx, a); calls0 != nil && calls1 != nil {
+		res.RuntimeCalls = map[string]float64{}
+		for m, n := range calls1 {
+			if d := n - calls0[m]; d > 0 {
+				res.RuntimeCalls[m] = d / float64(res.Shape.Pods)
+			}
+		}
+	}
 	var last time.Time
 	for _, name := range names {
 		at := wt.running[name]
@@ -446,4 +460,31 @@ func (r *realRuntimes) stop() {
 			progress("stopping the suite's containerd: %v", err)
 		}
 	}
+}
+
+// runtimeCalls is the agent's CRI calls so far by method, from its
+// /metrics; nil when it has none to give.
+func runtimeCalls(ctx context.Context, a agent) map[string]float64 {
+	m, err := readMetrics(ctx, a)
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for series, v := range m.samples {
+		var method string
+		switch {
+		case strings.HasPrefix(series, `podline_cri_request_duration_seconds_count{op="`):
+			method = strings.TrimPrefix(series, `podline_cri_request_duration_seconds_count{op="`)
+		case strings.HasPrefix(series, `kubelet_runtime_operations_total{operation_type="`):
+			method = strings.TrimPrefix(series, `kubelet_runtime_operations_total{operation_type="`)
+		default:
+			continue
+		}
+		method, _, _ = strings.Cut(method, `"`)
+		out[strings.ToLower(strings.ReplaceAll(method, "_", ""))] += v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,6 +86,7 @@ func realMarkdown(run *result.Run, runs []realRun, failed []string) string {
 					realCell(g.runs, func(r realRun) float64 { return r.IdleShimPercent }, 2))
 			}
 		}
+		b.WriteString(realCalls(realGroups(runs, shape)))
 		b.WriteString(realRatios(runs, shape))
 		b.WriteString("\n")
 	}
@@ -196,4 +198,40 @@ func realValues(rs []realRun, get func(realRun) float64) []float64 {
 
 func realCell(rs []realRun, get func(realRun) float64, prec int) string {
 	return medCell(realValues(rs, get), prec)
+}
+
+// realCalls lists each agent's CRI calls per pod over the start, by
+// method (medians of the runs); methods under 0.05 per pod are left out.
+func realCalls(groups []realGroup) string {
+	var b strings.Builder
+	for _, g := range groups {
+		methods := map[string]bool{}
+		for _, r := range g.runs {
+			for m := range r.RuntimeCalls {
+				methods[m] = true
+			}
+		}
+		if len(methods) == 0 {
+			continue
+		}
+		total := realValues(g.runs, func(r realRun) float64 {
+			t := 0.0
+			for _, n := range r.RuntimeCalls {
+				t += n
+			}
+			return t
+		})
+		var parts []string
+		for _, m := range slices.Sorted(maps.Keys(methods)) {
+			med, _, _ := median(realValues(g.runs, func(r realRun) float64 { return r.RuntimeCalls[m] }))
+			if med >= 0.05 {
+				parts = append(parts, fmt.Sprintf("%s %.2f", m, med))
+			}
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nCRI calls per pod from manifests written to all Running, from each agent's /metrics (median of the runs):\n\n")
+		}
+		fmt.Fprintf(&b, "- %s on containerd/%s: %s (%s).\n", g.name(), g.config, medCell(total, 1), strings.Join(parts, ", "))
+	}
+	return b.String()
 }

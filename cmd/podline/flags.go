@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,4 +294,25 @@ func (o *options) startGate() (*stages.StartGate, error) {
 		return nil, nil
 	}
 	return stages.NewFixedStartGate(n), nil
+}
+
+// absolutePaths makes the directories podline hands the runtime absolute:
+// the runtime resolves a relative path from its own working directory,
+// so a relative --root-dir made every container's /etc/hosts mount fail
+// inside runc.
+func (o *options) absolutePaths() error {
+	for _, d := range []struct {
+		flag string
+		path *string
+	}{{"--root-dir", &o.rootDir}, {"--pod-logs-dir", &o.podLogsDir}} {
+		if *d.path == "" || filepath.IsAbs(*d.path) {
+			continue
+		}
+		abs, err := filepath.Abs(*d.path)
+		if err != nil {
+			return fmt.Errorf("%s %q: %w", d.flag, *d.path, err)
+		}
+		*d.path = abs
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,5 +125,20 @@ func TestStartConcurrency(t *testing.T) {
 		case c.limit != 0 && (g == nil || g.Limit() != c.limit):
 			t.Fatalf("%q: gate %v, want a limit of %d", c.arg, g, c.limit)
 		}
+	}
+}
+
+func TestRelativeDirsBecomeAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var o options
+	if err := newFlagSet(&o).Parse([]string{"--root-dir=d/root", "--pod-logs-dir=logs"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.absolutePaths(); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if o.rootDir != filepath.Join(wd, "d/root") || o.podLogsDir != filepath.Join(wd, "logs") {
+		t.Fatalf("root %q, logs %q: want them under %s", o.rootDir, o.podLogsDir, wd)
 	}
 }

@@ -47,6 +47,10 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
 		return 2
 	}
+	if err := o.absolutePaths(); err != nil {
+		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
+		return 2
+	}
 	o.flagValues = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { o.flagValues[f.Name] = f.Value.String() })
 	level := slog.LevelInfo
