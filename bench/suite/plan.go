@@ -54,6 +54,10 @@ func plan(quick bool) []caseSpec {
 		{scenario: "ablations", key: key(podline, result.ModeQueueChannel, fakeC, 1000), idle: true},
 		{scenario: "ablations", key: key(podline, result.ModePLEGRelist, fakeC, 1000), idle: true},
 		{scenario: "ablations", key: key(podline, result.ModeQueueChannel, fakeZ, 10000)},
+		// The start gate must not cost the fake runtime anything.
+		{scenario: "ablations", key: key(podline, result.ModeStartsUnlimited, fakeC, 1000)},
+		{scenario: "ablations", key: key(podline, result.ModeStartsUnlimited, fakeC, 10000)},
+		{scenario: "ablations", key: key(podline, result.ModeStartsUnlimited, fakeZ, 10000)},
 		{scenario: "kubelet", key: key(kubelet, dflt, fakeC, 100), idle: true},
 		{scenario: "kubelet", key: key(kubelet, dflt, fakeC, 1000), idle: true},
 		{scenario: "kubelet", key: key(kubelet, dflt, fakeZ, 100)},

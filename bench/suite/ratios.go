@@ -27,6 +27,7 @@ func ratios(r *result.Run) []result.Ratio {
 			{Agent: result.AgentKubelet, Mode: result.ModeDefault, Runtime: d.Runtime, Pods: d.Pods},
 			{Agent: result.AgentPodline, Mode: result.ModeQueueChannel, Runtime: d.Runtime, Pods: d.Pods},
 			{Agent: result.AgentPodline, Mode: result.ModePLEGRelist, Runtime: d.Runtime, Pods: d.Pods},
+			{Agent: result.AgentPodline, Mode: result.ModeStartsUnlimited, Runtime: d.Runtime, Pods: d.Pods},
 		}
 		for _, ok := range others {
 			o, found := density[ok]

@@ -15,7 +15,7 @@ import (
 var (
 	agentOrder   = []string{result.AgentPodline, result.AgentKubelet}
 	runtimeOrder = []string{result.RuntimeFakeZero, result.RuntimeFakeContainerd, result.RuntimeContainerd}
-	modeOrder    = []string{result.ModeDefault, result.ModeQueueChannel, result.ModePLEGRelist}
+	modeOrder    = []string{result.ModeDefault, result.ModeQueueChannel, result.ModePLEGRelist, result.ModeStartsUnlimited}
 )
 
 // rank is s's place in order, or len(order) when s is not listed.
