@@ -117,23 +117,27 @@
 // one after another: a burst's median pod is Running in about half the
 // time, and the last no later.
 //
-// The limit adapts (StartLimit) by TCP Vegas's rule applied to pod
-// starts. Each start that did runtime work reports the time its handlers
-// spent in RunPodSandbox, CreateContainer and StartContainer. In rounds
-// of max(limit, 4) starts, the round's median m is set against base, the
-// fastest start of the last 30 to 60 s. If m is over 1.5×base and more
-// than 20 ms over it, starts are queueing inside the runtime and the
-// limit is multiplied by max(1/2, 1.5×base/m); otherwise it doubles until
-// the first such round and then grows by max(1, limit/8). It starts at 4
-// and stays between 2 and the sandbox and containers stages' workers. A
-// runtime that answers at the same speed at any concurrency (the fake
-// one) sees its limit reach the workers within a few rounds; the 20 ms
-// keeps microsecond noise from reading as queueing.
+// The limit adapts (StartLimit): it climbs while more starts at once pay
+// in throughput and stops where they no longer do. Each start that did
+// runtime work reports when it ended and the time its handlers spent in
+// RunPodSandbox, CreateContainer and StartContainer. In rounds of
+// max(limit, 4) starts, a round in which every start that ended had others
+// waiting for its place measures the runtime's throughput (starts over the
+// time since the previous round). After a raise by a factor r, a round
+// that brought at least a quarter of the proportional gain, and at least
+// 5 %, is followed by another raise: doubling while no raise has failed
+// (slow start), else max(1, limit/8). A raise that did not pay is undone,
+// and the round after the cut is not measured. A round that was not
+// limited resets the reference and slow start. The limit starts at 4 and
+// stays between 2 and the sandbox and containers stages' workers. A
+// CPU-bound runtime (3 starts at once already keep it busy) holds it near
+// its knee, probing one step above; a runtime whose starts wait (the fake
+// one) sees it double to the workers within four rounds.
 //
 // A start holds its place from the sandbox stage until it leaves the
 // containers stage. Teardown passes never wait at the gate. A start that
-// holds its place longer than ten times base (2 to 30 s; an image pull, a
-// hung call) stops counting, so one slow pod never holds the others back,
+// holds its place longer than ten times the fastest recent start (2 to
+// 30 s; an image pull, a hung call) stops counting, so one slow pod never holds the others back,
 // and a pass cancelled while it waits (its pod is being deleted) goes on
 // at once without a place.
 //

@@ -45,10 +45,10 @@ func (g *StartGate) stallAfter() time.Duration {
 	if g.stall > 0 {
 		return g.stall
 	}
-	if g.limit == nil || g.limit.baseline() == 0 {
+	if g.limit == nil || g.limit.Base() == 0 {
 		return 10 * time.Second
 	}
-	return min(max(10*g.limit.baseline(), 2*time.Second), 30*time.Second)
+	return min(max(10*g.limit.Base(), 2*time.Second), 30*time.Second)
 }
 
 var (
@@ -148,7 +148,8 @@ func (g *StartGate) done(w *Work, ok bool) []*Work {
 	}
 	if !w.start.stalled {
 		g.active--
-		if ok && w.runtimeTime > 0 && g.limit != nil && g.limit.Observe(g.now(), w.runtimeTime) {
+		waiting := g.head < len(g.parked)
+		if ok && w.runtimeTime > 0 && g.limit != nil && g.limit.Observe(g.now(), w.runtimeTime, waiting) {
 			startLimitGauge.Set(float64(g.limit.Limit()))
 		}
 	}

@@ -127,26 +127,40 @@ func TestStartGateStalledStartStopsCounting(t *testing.T) {
 func TestStartGateFeedsTheLimit(t *testing.T) {
 	g := NewAdaptiveStartGate(64)
 	newAdmitted(g)
+	clock := time.Unix(1000, 0)
+	g.now = func() time.Time { return clock }
 	before := g.Limit()
-	for range 4 {
+	// Two rounds of starts at 100 ms each with others waiting: the
+	// first is the reference, after which slow start doubles.
+	var held []*Work
+	for range before {
 		w := gateWork(t)
 		if !g.take(w) {
 			t.Fatal("a start was parked below the limit")
 		}
+		held = append(held, w)
+	}
+	for range 2 * before {
+		g.take(gateWork(t)) // wait: every start that ends has others behind it
+	}
+	for _, w := range held {
+		clock = clock.Add(25 * time.Millisecond)
 		w.runtimeTime = 100 * time.Millisecond
 		g.done(w, true)
 	}
 	if g.Limit() != 2*before {
-		t.Fatalf("limit = %d after a round of steady starts, want %d (slow start)", g.Limit(), 2*before)
+		t.Fatalf("limit = %d after a limited round, want %d (slow start)", g.Limit(), 2*before)
 	}
 	// Failed passes, and those that did no runtime work, teach nothing.
-	for range 8 {
+	for range 16 {
 		w := gateWork(t)
-		g.take(w)
-		g.done(w, false)
+		if g.take(w) {
+			g.done(w, false)
+		}
 		w = gateWork(t)
-		g.take(w)
-		g.done(w, true)
+		if g.take(w) {
+			g.done(w, true)
+		}
 	}
 	if g.Limit() != 2*before {
 		t.Fatalf("limit = %d after passes without runtime work, want it unchanged", g.Limit())
