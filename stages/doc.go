@@ -129,10 +129,10 @@
 // (slow start), else max(1, limit/8). A raise that did not pay is undone,
 // and the round after the cut is not measured. A round that was not
 // limited resets the reference and slow start. The limit starts at 4 and
-// stays between 2 and the sandbox and containers stages' workers. A
+// stays between 2 and the sandbox and containers stages' workers together. A
 // CPU-bound runtime (3 starts at once already keep it busy) holds it near
 // its knee, probing one step above; a runtime whose starts wait (the fake
-// one) sees it double to the workers within four rounds.
+// one) sees it double to the workers within five rounds.
 //
 // A start holds its place from the sandbox stage until it leaves the
 // containers stage. Teardown passes never wait at the gate. A start that

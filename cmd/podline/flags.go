@@ -281,10 +281,10 @@ func (o *options) plegSource(name string) bool {
 
 // startGate is the gate --start-concurrency asks for: nil for 0. The
 // adaptive limit goes no higher than the workers of the sandbox and
-// containers stages, which bound starts anyway.
+// containers stages together, which bound the starts in them anyway.
 func (o *options) startGate() (*stages.StartGate, error) {
 	if o.startConcurrency == "adaptive" {
-		return stages.NewAdaptiveStartGate(min(o.stageWorkers[stages.StageSandbox], o.stageWorkers[stages.StageContainers])), nil
+		return stages.NewAdaptiveStartGate(o.stageWorkers[stages.StageSandbox] + o.stageWorkers[stages.StageContainers]), nil
 	}
 	n, err := strconv.Atoi(o.startConcurrency)
 	if err != nil || n < 0 {
