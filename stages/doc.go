@@ -125,14 +125,14 @@
 // waiting for its place measures the runtime's throughput (starts over the
 // time since the previous round). After a raise by a factor r, a round
 // that brought at least a quarter of the proportional gain, and at least
-// 5 %, is followed by another raise: doubling while no raise has failed
-// (slow start), else max(1, limit/8). A raise that did not pay is undone,
+// 5 %, is followed by another raise: ×4 while no raise has failed (slow
+// start), else max(1, limit/8). A raise that did not pay is undone,
 // and the round after the cut is not measured. A round that was not
 // limited resets the reference and slow start. The limit starts at 4 and
 // stays between 2 and the sandbox and containers stages' workers together. A
 // CPU-bound runtime (3 starts at once already keep it busy) holds it near
 // its knee, probing one step above; a runtime whose starts wait (the fake
-// one) sees it double to the workers within five rounds.
+// one) sees it reach the workers within four rounds.
 //
 // A start holds its place from the sandbox stage until it leaves the
 // containers stage. Teardown passes never wait at the gate. A start that

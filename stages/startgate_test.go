@@ -148,8 +148,8 @@ func TestStartGateFeedsTheLimit(t *testing.T) {
 		w.runtimeTime = 100 * time.Millisecond
 		g.done(w, true)
 	}
-	if g.Limit() != 2*before {
-		t.Fatalf("limit = %d after a limited round, want %d (slow start)", g.Limit(), 2*before)
+	if g.Limit() != 4*before {
+		t.Fatalf("limit = %d after a limited round, want %d (slow start)", g.Limit(), 4*before)
 	}
 	// Failed passes, and those that did no runtime work, teach nothing.
 	for range 16 {
@@ -162,7 +162,7 @@ func TestStartGateFeedsTheLimit(t *testing.T) {
 			g.done(w, true)
 		}
 	}
-	if g.Limit() != 2*before {
+	if g.Limit() != 4*before {
 		t.Fatalf("limit = %d after passes without runtime work, want it unchanged", g.Limit())
 	}
 }

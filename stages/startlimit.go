@@ -25,9 +25,8 @@ import (
 //   - A limited round after the limit was raised compares its throughput
 //     with the round before the raise. If the raise by a factor r brought
 //     at least a quarter of the proportional gain (throughput × 1 +
-//     (r−1)/4), and at least 5 %, the limit is raised again: doubled
-//     while it has never failed to pay (slow start), else by
-//     max(1, limit/8). If not, it goes back to where it was, slow start
+//     (r−1)/4), and at least 5 %, the limit is raised again: ×4 while
+//     no raise has failed (slow start), else by max(1, limit/8). If not, it goes back to where it was, slow start
 //     ends, and the next round, whose starts began at the higher limit,
 //     is not measured.
 //   - A limited round at an unchanged limit is the reference for the next
@@ -67,10 +66,15 @@ type StartLimit struct {
 
 // Start-limit defaults.
 const (
-	startLimitInitial  = 4
-	startLimitMin      = 2
-	startLimitGain     = 0.25
-	startLimitNoise    = 0.05
+	startLimitInitial = 4
+	startLimitMin     = 2
+	startLimitGain    = 0.25
+	startLimitNoise   = 0.05
+	// slowStartFactor is the raise until one fails: four, so that a
+	// runtime whose starts wait reaches 128 at once in three rounds
+	// (4, 16, 64), while a CPU-bound one, whose throughput a raise to
+	// 16 leaves flat, is back at 4 after one round.
+	slowStartFactor    = 4
 	startLimitMinRound = 4
 	startLimitBasePer  = 30 * time.Second
 )
@@ -132,7 +136,7 @@ func (l *StartLimit) Observe(now time.Time, sample time.Duration, waiting bool) 
 
 func (l *StartLimit) raise() {
 	if l.slowStart {
-		l.limit *= 2
+		l.limit *= slowStartFactor
 	} else {
 		l.limit += max(1, l.limit/8)
 	}
