@@ -165,7 +165,13 @@ func (s *ManifestPath) Run(ctx context.Context) {
 			} else {
 				whole = true
 			}
-			if fire == nil && ok && s.prompt(ev, name, time.Since(lastScan)) {
+			if ok && s.prompt(ev, name, time.Since(lastScan)) {
+				// A rescan the debounce holds (the temporary file the
+				// manifest was written to, a dot-file) goes with it.
+				if fire != nil {
+					debounce.Stop()
+					fire = nil
+				}
 				rescan()
 				continue
 			}

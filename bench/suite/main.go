@@ -51,6 +51,7 @@ type config struct {
 	scalePods   int
 	realRuns    int
 	realPods    int
+	realRate    float64
 	realAgents  string
 }
 
@@ -74,6 +75,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.probePods, "probe-pods", 0, "probes: run only the cases with this many pods (default all)")
 	fs.IntVar(&c.realRuns, "real-runs", 3, "real: runs of each agent and containerd configuration per shape, interleaved (1 with -quick)")
 	fs.IntVar(&c.realPods, "real-pods", 0, "real: run only the shapes with this many pods (default all)")
+	fs.Float64Var(&c.realRate, "real-rate", -1, "real: run only the shapes with this arrival rate in pods/s, 0 for all at once (default all)")
 	fs.StringVar(&c.realAgents, "real-agents", "", "real: run only these of agent[:mode]@config, comma-separated, e.g. 'podline@podline,podline:start-concurrency=0@podline' (default all)")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 0, "scale: runs of each pod count, one per pass over them all (default 3, 1 with -quick)")
 	fs.IntVar(&c.scalePods, "scale-pods", -1, "scale: run only the cases with this many pods, 0 included (default all)")

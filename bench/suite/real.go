@@ -86,16 +86,16 @@ var realAgents = []realAgent{
 // realPlan interleaves the runs: for each shape, round 1 of every agent,
 // then round 2, so that a slow spell of the machine falls on all of them.
 // Without the kubelet only podline's cases run.
-// pods and agents, when set, keep the shapes of that many pods and the
-// agents named (agent[:mode]@config).
-func realPlan(quick, withKubelet bool, runs, pods int, agents string) []realCase {
+// pods, rate and agents, when set (rate ≥ 0), keep the shapes of that many
+// pods and that arrival rate, and the agents named (agent[:mode]@config).
+func realPlan(quick, withKubelet bool, runs, pods int, rate float64, agents string) []realCase {
 	shapes := []realShape{{Pods: 30}, {Pods: 100, Idle: true}, {Pods: 100, Rate: 5}}
 	if quick {
 		shapes, runs = []realShape{{Pods: 5, Idle: true}}, 1
 	}
 	var out []realCase
 	for _, sh := range shapes {
-		if pods > 0 && sh.Pods != pods {
+		if (pods > 0 && sh.Pods != pods) || (rate >= 0 && sh.Rate != rate) {
 			continue
 		}
 		for r := 1; r <= runs; r++ {
@@ -150,7 +150,7 @@ type realRun struct {
 func (s *suite) realScenario(ctx context.Context, out string) error {
 	rts := newRealRuntimes(s)
 	defer rts.stop()
-	cases := realPlan(s.cfg.quick, s.kubelet != "", s.cfg.realRuns, s.cfg.realPods, s.cfg.realAgents)
+	cases := realPlan(s.cfg.quick, s.kubelet != "", s.cfg.realRuns, s.cfg.realPods, s.cfg.realRate, s.cfg.realAgents)
 	var last string
 	err := runCases(ctx, "real", out, cases,
 		func(realCase) int { return 1 },

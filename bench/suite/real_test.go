@@ -8,7 +8,7 @@ import (
 )
 
 func TestRealPlanInterleavesAndFilters(t *testing.T) {
-	plan := realPlan(false, true, 3, 100, "")
+	plan := realPlan(false, true, 3, 100, -1, "")
 	// Two 100-pod shapes × 3 rounds × 4 agents, round by round.
 	if len(plan) != 24 {
 		t.Fatalf("%d runs, want 24", len(plan))
@@ -21,11 +21,14 @@ func TestRealPlanInterleavesAndFilters(t *testing.T) {
 	if plan[0].Agent != kubelet || plan[1].Agent != podline {
 		t.Fatalf("a round starts %s, %s; want the kubelet then podline", plan[0].Agent, plan[1].Agent)
 	}
-	only := realPlan(false, true, 2, 30, "podline:start-concurrency=0@podline")
+	only := realPlan(false, true, 2, 30, -1, "podline:start-concurrency=0@podline")
 	if len(only) != 2 || only[0].Mode != result.ModeStartsUnlimited || only[0].Shape.Pods != 30 {
 		t.Fatalf("-real-agents/-real-pods kept %+v", only)
 	}
-	if noKube := realPlan(true, false, 3, 0, ""); len(noKube) != 3 {
+	if rated := realPlan(false, true, 1, 0, 5, ""); len(rated) != 4 || rated[0].Shape.Rate != 5 {
+		t.Fatalf("-real-rate 5 kept %+v", rated)
+	}
+	if noKube := realPlan(true, false, 3, 0, -1, ""); len(noKube) != 3 {
 		t.Fatalf("quick without the kubelet: %d runs, want podline's 3 once", len(noKube))
 	}
 }
