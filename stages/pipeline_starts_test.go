@@ -55,3 +55,25 @@ func TestStartGateBoundsStartsInThePipeline(t *testing.T) {
 		h2.waitRunning(first.UID)
 	})
 }
+
+// A pod start asks for the sandbox's status only when it needs its
+// address: a host-network pod's is the node's.
+func TestSandboxStatusOnlyForPodNetwork(t *testing.T) {
+	h := newHarness(t, harnessOpts{relist: time.Hour})
+	host := testPod("host", func(p *v1.Pod) { p.Spec.HostNetwork = true })
+	h.pipe.Upsert(host)
+	if st := h.waitRunning(host.UID); len(st.PodIPs) != 1 || st.PodIPs[0].IP != "192.0.2.10" {
+		t.Fatalf("host-network pod IPs = %v, want the node's", st.PodIPs)
+	}
+	if n := h.fake.Calls("PodSandboxStatus"); n != 0 {
+		t.Fatalf("PodSandboxStatus called %d times for a host-network pod, want 0", n)
+	}
+	pod := testPod("pod")
+	h.pipe.Upsert(pod)
+	if st := h.waitRunning(pod.UID); st.PodIP == "" {
+		t.Fatal("a pod-network pod has no IP")
+	}
+	if n := h.fake.Calls("PodSandboxStatus"); n != 1 {
+		t.Fatalf("PodSandboxStatus called %d times for one pod-network pod, want 1", n)
+	}
+}

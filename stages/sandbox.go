@@ -100,9 +100,12 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	}
 	sb := &pleg.Sandbox{ID: id, Attempt: plan.Attempt, State: pleg.SandboxReady, CreatedAt: time.Now()}
 	// The address only comes with the status; a failure here is not fatal,
-	// the next inspection fills it in.
-	if st, err := s.Runtime.PodSandboxStatus(ctx, id); err == nil {
-		sb = pleg.SandboxFromStatus(st)
+	// the next inspection fills it in. A host-network pod's addresses are
+	// the node's: as the kubelet does, it is not asked for.
+	if !pod.Spec.HostNetwork {
+		if st, err := s.Runtime.PodSandboxStatus(ctx, id); err == nil {
+			sb = pleg.SandboxFromStatus(st)
+		}
 	}
 	s.Cache.UpsertSandbox(w.UID, pod.Name, pod.Namespace, sb)
 	watcherOr(s.Watcher).SandboxStarted(w.UID, id, cfg.GetLinux().GetCgroupParent())
