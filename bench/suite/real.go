@@ -11,6 +11,7 @@ import (
 
 	"github.com/podline/podline/bench/internal/procstat"
 	"github.com/podline/podline/bench/internal/result"
+	"github.com/podline/podline/cri"
 )
 
 // The real scenario: podline and the kubelet in turn on the real
@@ -180,9 +181,9 @@ func (s *suite) realCase(ctx context.Context, rts *realRuntimes, c realCase, lab
 	// Runs last: what the agent left in the runtime goes.
 	defer func() {
 		ctx := context.WithoutCancel(ctx)
-		if _, left, err := benchSandboxes(ctx, rt.socket); err != nil || len(left) > 0 {
+		if _, left, err := benchSandboxes(ctx, rt.cri); err != nil || len(left) > 0 {
 			if err == nil {
-				err = removeSandboxes(ctx, rt.socket, left)
+				err = removeSandboxes(ctx, rt.cri, left)
 			}
 			if err != nil {
 				progress("%s: removing the sandboxes left: %v", label, err)
@@ -227,7 +228,7 @@ func realDelete(ctx context.Context, a agent, rt *realRuntime, w *podWriter, res
 	wt := newWatcher(a, 0)
 	start := time.Now()
 	err := wt.until(ctx, label, 2*time.Minute+time.Duration(res.Shape.Pods)*100*time.Millisecond, func(listed int) (bool, string) {
-		ready, _, err := benchSandboxes(ctx, rt.socket)
+		ready, _, err := benchSandboxes(ctx, rt.cri)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -384,6 +385,9 @@ func roundMs(d time.Duration) float64 {
 type realRuntime struct {
 	socket string
 	pid    int
+	// cri asks it about the run's sandboxes: one connection for the
+	// scenario, so that the polls of a delete cost no dial.
+	cri *cri.Client
 	// env starts and stops it through scripts/runtime.sh; nil for the
 	// harness's, which the suite neither starts nor stops.
 	env []string
@@ -420,7 +424,7 @@ func ownEnv(config string) []string {
 }
 
 func (r *realRuntimes) get(ctx context.Context, config string) (*realRuntime, error) {
-	if rt, ok := r.own[config]; ok {
+	if rt, ok := r.own[config]; ok && rt.cri != nil {
 		return rt, nil
 	}
 	switch config {
@@ -429,9 +433,7 @@ func (r *realRuntimes) get(ctx context.Context, config string) (*realRuntime, er
 		if err != nil {
 			return nil, fmt.Errorf("the real scenario needs the harness containerd (scripts/runtime.sh up): %w", err)
 		}
-		rt := &realRuntime{socket: r.s.cfg.endpoint, pid: pid}
-		r.own[config] = rt
-		return rt, nil
+		return r.add(ctx, config, &realRuntime{socket: r.s.cfg.endpoint, pid: pid})
 	case cfgDefault:
 		env := ownEnv(config)
 		progress("starting a containerd with its default stats_collect_period (%s)", env[0])
@@ -443,16 +445,30 @@ func (r *realRuntimes) get(ctx context.Context, config string) (*realRuntime, er
 		if err != nil {
 			return nil, err
 		}
-		rt := &realRuntime{socket: filepath.Join(run, "containerd.sock"), pid: pid, env: env}
-		r.own[config] = rt
-		return rt, nil
+		return r.add(ctx, config, &realRuntime{socket: filepath.Join(run, "containerd.sock"), pid: pid, env: env})
 	}
 	return nil, fmt.Errorf("unknown containerd configuration %q", config)
 }
 
-// stop stops the containerds the suite started.
+// add keeps rt as config's, so that stop stops it whatever follows, and
+// connects to it.
+func (r *realRuntimes) add(ctx context.Context, config string, rt *realRuntime) (*realRuntime, error) {
+	r.own[config] = rt
+	c, err := cri.Dial(ctx, "unix://"+rt.socket, "", 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	rt.cri = c
+	return rt, nil
+}
+
+// stop closes the connections, and stops the containerds the suite
+// started.
 func (r *realRuntimes) stop() {
 	for _, rt := range r.own {
+		if rt.cri != nil {
+			rt.cri.Close()
+		}
 		if rt.env == nil {
 			continue
 		}
