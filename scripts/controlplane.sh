@@ -42,7 +42,10 @@
 #
 # Env: NODE_MONITOR_GRACE_PERIOD (40s) is how long the controller-manager
 # waits for a node's lease before it marks the node NotReady;
-# METRICS_SERVER_PORT (4443) is metrics-server's.
+# METRICS_SERVER_PORT (4443) is metrics-server's; AUDIT_POLICY, a file, turns
+# on kube-apiserver's audit log ($CP_DIR/logs/audit.log, PODLINE_AUDIT_LOG in
+# `env`) with that policy, when `up` starts the control plane (the benchmarks
+# count a node's requests in it; nothing else needs it).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -256,7 +259,10 @@ flags_of() {
 		--requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
 		--requestheader-extra-headers-prefix=X-Remote-Extra- \
 		--proxy-client-cert-file="$PKI/front-proxy-client.crt" --proxy-client-key-file="$PKI/front-proxy-client.key" \
-		--enable-aggregator-routing=true ;;
+		--enable-aggregator-routing=true
+		if [[ -f $CP_DIR/audit-policy.yaml ]]; then
+			printf '%s\n' --audit-policy-file="$CP_DIR/audit-policy.yaml" --audit-log-path="$CP_LOGS/audit.log"
+		fi ;;
 	# No --authentication/authorization-kubeconfig for these two: their
 	# only clients are the health probes (always allowed), and delegated
 	# authentication wants a front-proxy CA the API server does not have.
@@ -583,6 +589,8 @@ cmd_up() {
 	echo "$bin" >"$CP_DIR/kube-bin"
 	echo "$ms_bin" >"$CP_DIR/metrics-server-bin"
 	echo "$NODE_MONITOR_GRACE_PERIOD" >"$CP_DIR/node-monitor-grace-period"
+	rm -f "$CP_DIR/audit-policy.yaml"
+	if [[ -n ${AUDIT_POLICY:-} ]]; then cp "$AUDIT_POLICY" "$CP_DIR/audit-policy.yaml"; fi
 	make_pki
 	make_aggregation_pki
 	make_kubeconfigs
@@ -654,6 +662,9 @@ cmd_env() {
 		PODLINE_CONTROLPLANE "$PODLINE_SCRIPTS/controlplane.sh" \
 		PODLINE_METRICS_SERVER_LOG "$CP_LOGS/metrics-server.log" \
 		PODLINE_NODE_MONITOR_GRACE_PERIOD "$(<"$CP_DIR/node-monitor-grace-period")"
+	if [[ -f $CP_DIR/audit-policy.yaml ]]; then
+		printf 'export %s=%q\n' PODLINE_AUDIT_LOG "$CP_LOGS/audit.log"
+	fi
 	# Left for the caller's shell to expand.
 	# shellcheck disable=SC2016
 	printf 'export PATH=%q:"$PATH"\n' "$bin"
