@@ -2,8 +2,10 @@ package kubelet
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +43,11 @@ type Config struct {
 	// admission (standalone mode has no Node object to cache); where DNS
 	// drops a query now and then, that stalls pod admission for seconds.
 	NodeIP string
+	// Kubeconfig, when set, joins the kubelet to that API server as node
+	// NodeName (it registers the Node itself); empty is standalone mode.
+	Kubeconfig string
+	// NodeLabels are set on the Node when it registers (cluster mode).
+	NodeLabels map[string]string
 	// MaxPods is the kubelet's pod limit; 0 means 110, the kubelet default.
 	MaxPods int
 	// Verbosity is the kubelet's -v; 0 is what a production node runs.
@@ -105,7 +112,8 @@ func (c Config) withDefaults() (Config, error) {
 
 // configuration is the KubeletConfiguration for c (after withDefaults): a
 // production-like kubelet, minus what would make a benchmark measure
-// something else or change the host: no API server, no image GC, no
+// something else or change the host: no API server unless Kubeconfig
+// names one, no image GC, no
 // eviction, no swap check, nothing listening beyond loopback.
 func configuration(c Config) *kubeletv1beta1.KubeletConfiguration {
 	healthz := int32(c.HealthzPort)
@@ -183,6 +191,16 @@ func args(c Config) []string {
 	}
 	if c.NodeIP != "" {
 		a = append(a, "--node-ip="+c.NodeIP)
+	}
+	if c.Kubeconfig != "" {
+		a = append(a, "--kubeconfig="+c.Kubeconfig)
+		if len(c.NodeLabels) > 0 {
+			var ls []string
+			for _, k := range slices.Sorted(maps.Keys(c.NodeLabels)) {
+				ls = append(ls, k+"="+c.NodeLabels[k])
+			}
+			a = append(a, "--node-labels="+strings.Join(ls, ","))
+		}
 	}
 	return a
 }

@@ -167,3 +167,34 @@ func TestPathsStayInDir(t *testing.T) {
 		t.Errorf("--config = %q, want %q", flags["--config"], cfg.ConfigPath())
 	}
 }
+
+// Cluster mode adds the API server and the labels the bench's pods select
+// the node by; standalone mode has neither flag.
+func TestArgsClusterMode(t *testing.T) {
+	flagsOf := func(c Config) map[string]string {
+		c, err := c.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, a := range args(c) {
+			k, v, _ := strings.Cut(a, "=")
+			m[k] = v
+		}
+		return m
+	}
+	base := Config{Bin: "/k", CRIEndpoint: "/s", Dir: "/d", NodeIP: "192.0.2.7"}
+	if f := flagsOf(base); f["--kubeconfig"] != "" || f["--node-labels"] != "" {
+		t.Errorf("standalone flags %v name an API server or labels", f)
+	}
+	c := base
+	c.Kubeconfig = "/cp/node.kubeconfig"
+	c.NodeLabels = map[string]string{"b": "2", "a": "1"}
+	f := flagsOf(c)
+	if f["--kubeconfig"] != "/cp/node.kubeconfig" {
+		t.Errorf("--kubeconfig = %q", f["--kubeconfig"])
+	}
+	if f["--node-labels"] != "a=1,b=2" {
+		t.Errorf("--node-labels = %q, want a=1,b=2 (sorted)", f["--node-labels"])
+	}
+}

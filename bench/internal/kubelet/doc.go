@@ -1,7 +1,8 @@
 // Package kubelet runs the upstream kubelet in standalone mode (a static pod
 // directory, no API server) so that the benchmarks can measure it side by
 // side with podline, against the same CRI endpoint and the same manifests,
-// through the same read-only /pods.
+// through the same read-only /pods. With Config.Kubeconfig it joins an API
+// server as a node instead, for the cluster benchmark.
 //
 // It owns one kubelet process and everything that process leaves on the
 // host: its directory, the cgroups under its cgroup root, the mounts under
