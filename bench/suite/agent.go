@@ -66,6 +66,12 @@ func startPodline(ctx context.Context, bin, dir, endpoint string, k result.Key) 
 	if err != nil {
 		return nil, err
 	}
+	return startPodlineNode(ctx, bin, dir, endpoint, nodeName, k.Pods+k.Pods/10+10, extra...)
+}
+
+// startPodlineNode starts podline as node node with room for maxPods;
+// extra flags go last (a kubeconfig joins it to a cluster).
+func startPodlineNode(ctx context.Context, bin, dir, endpoint, node string, maxPods int, extra ...string) (*podlineAgent, error) {
 	port, err := observe.FreePort()
 	if err != nil {
 		return nil, err
@@ -85,12 +91,12 @@ func startPodline(ctx context.Context, bin, dir, endpoint string, k result.Key) 
 		"--root-dir", filepath.Join(dir, "root"),
 		"--pod-logs-dir", filepath.Join(dir, "logs"),
 		"--cgroup-root", a.cgroupRoot,
-		"--hostname-override", nodeName,
+		"--hostname-override", node,
 		"--read-only-port", strconv.Itoa(port),
 		"--address", "127.0.0.1",
 		"--healthz-port", "0",
 		"--port", "0",
-		"--max-pods", strconv.Itoa(k.Pods + k.Pods/10 + 10),
+		"--max-pods", strconv.Itoa(maxPods),
 	}, extra...)
 	if a.proc, err = startProc("podline", filepath.Join(dir, "podline.log"), argv...); err != nil {
 		return nil, err
