@@ -15,6 +15,7 @@
 //	go run ./bench/suite -quick       # small N, one pass of each scenario
 //	go run ./bench/suite -scenarios probes -out bench/results/<dir>
 //	go run ./bench/suite -scenarios scale -out bench/results/<dir>
+//	go run ./bench/suite -scenarios cluster -out bench/results/<dir>
 //	go run ./bench/suite -render bench/results/<dir>/suite.json
 package main
 
@@ -25,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -53,9 +55,19 @@ type config struct {
 	realPods    int
 	realRate    float64
 	realAgents  string
+	// cluster: N pods through the API server of scripts/controlplane.sh
+	clusterRuns   int
+	clusterPods   int
+	clusterAgents string
+	clusterShapes string
 }
 
 var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve", "scale"}
+
+// optInScenarios run only when -scenarios names them: cluster needs the
+// control plane built and takes long, which neither make bench nor a
+// quick run should wait for.
+var optInScenarios = []string{"cluster"}
 
 func parseFlags(args []string) (*config, error) {
 	c := &config{}
@@ -63,7 +75,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.quick, "quick", false, "small N and short windows: a smoke run, not a measurement")
 	fs.StringVar(&c.out, "out", "", "results directory (default bench/results/<date>-<hostname>, or a temporary one with -quick)")
 	fs.StringVar(&c.repo, "repo", ".", "the podline repository, to build the binaries from")
-	only := fs.String("scenarios", strings.Join(allScenarios, ","), "scenarios to run: "+strings.Join(allScenarios, ","))
+	known := append(slices.Clone(allScenarios), optInScenarios...)
+	only := fs.String("scenarios", strings.Join(allScenarios, ","), "scenarios to run: "+strings.Join(known, ",")+" (cluster only when named)")
 	fs.StringVar(&c.kubelet, "kubelet", "", "upstream kubelet binary (default: built and cached by scripts/install-kube.sh)")
 	fs.StringVar(&c.endpoint, "containerd-endpoint", "/run/podline-dev/containerd.sock", "the harness containerd, for the real scenario")
 	fs.StringVar(&c.containerdP, "containerd-pid-file", "/run/podline-dev/containerd.pid", "pid file of the harness containerd")
@@ -79,6 +92,10 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.realAgents, "real-agents", "", "real: run only these of agent[:mode]@config, comma-separated, e.g. 'podline@podline,podline:start-concurrency=0@podline' (default all)")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 0, "scale: runs of each pod count, one per pass over them all (default 3, 1 with -quick)")
 	fs.IntVar(&c.scalePods, "scale-pods", -1, "scale: run only the cases with this many pods, 0 included (default all)")
+	fs.IntVar(&c.clusterRuns, "cluster-runs", 0, "cluster: rounds, each running every agent once (default 3, 1 with -quick)")
+	fs.IntVar(&c.clusterPods, "cluster-pods", 0, "cluster: pods per run (default 1000, 50 with -quick)")
+	fs.StringVar(&c.clusterAgents, "cluster-agents", "podline,kubelet", "cluster: agents to run, comma-separated")
+	fs.StringVar(&c.clusterShapes, "cluster-shapes", shapeMixed, "cluster: shapes to run: mixed (a Deployment of N/2 through the scheduler, N/2 bare pods with spec.nodeName), bare (all N with spec.nodeName)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -88,12 +105,8 @@ func parseFlags(args []string) (*config, error) {
 		if s == "" {
 			continue
 		}
-		known := false
-		for _, k := range allScenarios {
-			known = known || k == s
-		}
-		if !known {
-			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", s, strings.Join(allScenarios, ","))
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (known: %s)", s, strings.Join(known, ","))
 		}
 		c.scenarios[s] = true
 	}
@@ -113,6 +126,31 @@ func parseFlags(args []string) (*config, error) {
 		c.scaleRuns = 3
 		if c.quick {
 			c.scaleRuns = 1
+		}
+	}
+	if c.clusterRuns == 0 {
+		c.clusterRuns = 3
+		if c.quick {
+			c.clusterRuns = 1
+		}
+	}
+	if c.clusterPods == 0 {
+		c.clusterPods = 1000
+		if c.quick {
+			c.clusterPods = 50
+		}
+	}
+	if c.clusterRuns < 0 || c.clusterPods < 0 {
+		return nil, fmt.Errorf("-cluster-runs %d, -cluster-pods %d: not counts", c.clusterRuns, c.clusterPods)
+	}
+	for _, sh := range splitList(c.clusterShapes) {
+		if !slices.Contains(clusterShapes, sh) {
+			return nil, fmt.Errorf("-cluster-shapes: unknown shape %q (known: %s)", sh, strings.Join(clusterShapes, ","))
+		}
+	}
+	for _, a := range splitList(c.clusterAgents) {
+		if a != podline && a != kubelet {
+			return nil, fmt.Errorf("-cluster-agents: unknown agent %q (known: podline,kubelet)", a)
 		}
 	}
 	if c.realRuns < 1 {

@@ -96,10 +96,18 @@ func run(ctx context.Context, cfg *config) error {
 			probesErr = errors.Join(probesErr, err)
 		}
 	}
+	if cfg.scenarios["cluster"] {
+		if err := s.clusterScenario(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			probesErr = errors.Join(probesErr, err)
+		}
+	}
 	s.run.Ratios = ratios(s.run)
 	s.run.Seconds = time.Since(s.run.Started).Seconds()
-	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"]) {
-		// Only the real, probes, serve or scale scenarios ran: no
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"] || cfg.scenarios["cluster"]) {
+		// Only the real, probes, serve, scale or cluster scenarios ran: no
 		// suite.md to write over.
 		return probesErr
 	}
@@ -139,7 +147,8 @@ func (s *suite) build(ctx context.Context) error {
 	if out, err := exec.CommandContext(ctx, "git", "-C", s.cfg.repo, "describe", "--always", "--dirty").Output(); err == nil {
 		s.run.Podline = strings.TrimSpace(s.run.Podline + " (" + strings.TrimSpace(string(out)) + ")")
 	}
-	if !s.cfg.scenarios["kubelet"] && !s.cfg.scenarios["serve"] && !s.cfg.scenarios["real"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) {
+	if !s.cfg.scenarios["kubelet"] && !s.cfg.scenarios["serve"] && !s.cfg.scenarios["real"] && !(s.cfg.scenarios["probes"] && strings.Contains(s.cfg.probeAgents, kubelet)) &&
+		!(s.cfg.scenarios["cluster"] && strings.Contains(s.cfg.clusterAgents, kubelet)) {
 		return nil
 	}
 	s.kubelet = s.cfg.kubelet
