@@ -17,6 +17,22 @@ const (
 	clusterRequestsTarget = 3.0
 )
 
+// Both agents run with their default client rate limit, 50 requests/s
+// with a burst of 100: N pods × r requests take at least
+// (N·r − burst) / QPS, whatever the agent does between them.
+const (
+	agentQPS   = 50.0
+	agentBurst = 100.0
+)
+
+// rateFloor is that least time in seconds for a run's requests.
+func rateFloor(c *requestCount) float64 {
+	if c == nil {
+		return 0
+	}
+	return max(0, float64(c.Total)-agentBurst) / agentQPS
+}
+
 // clusterGroup is one agent's runs in one shape.
 type clusterGroup struct {
 	agent, shape string
@@ -95,6 +111,12 @@ func clusterVerdict(gs []clusterGroup) []string {
 		m, _, _ := median(xs)
 		out = append(out, fmt.Sprintf("API requests per pod over the start, events left out: podline %.2f (target ≤ %.0f: %s)",
 			m, clusterRequestsTarget, metOrNot(m <= clusterRequestsTarget)))
+		for _, g := range gs {
+			floor, _, _ := median(of(g.runs, func(r clusterRun) float64 { return rateFloor(r.Requests) }))
+			run, _, _ := median(of(g.runs, func(r clusterRun) float64 { return r.AllRunningSec }))
+			out = append(out, fmt.Sprintf("%s: its start's requests take at least %.1f s at %.0f requests/s (burst %.0f), %.0f %% of its all-Running time",
+				g.agent, floor, agentQPS, agentBurst, 100*ratioOf(floor, run)))
+		}
 	}
 	return out
 }

@@ -82,7 +82,9 @@ func TestClusterVerdict(t *testing.T) {
 	v := strings.Join(clusterVerdict(groups[0]), "\n")
 	// Medians: podline 3 s against 11 s is ×0.27, over ×0.25; 2.90
 	// requests per pod is under 3.
-	for _, want := range []string{"= ×0.27 (target ≤ ×0.25: not met)", "podline 2.90 (target ≤ 3: met)", "SLI ×0.27"} {
+	// podline's 290 requests: (290 − 100) / 50 = 3.8 s, over its 3 s.
+	for _, want := range []string{"= ×0.27 (target ≤ ×0.25: not met)", "podline 2.90 (target ≤ 3: met)", "SLI ×0.27",
+		"podline: its start's requests take at least 3.8 s at 50 requests/s (burst 100), 127 % of"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)
 		}
