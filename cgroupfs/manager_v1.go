@@ -26,6 +26,8 @@ type treeV1 struct {
 	// cgroup1.Default reads the mount table on every call. owned, for
 	// the cgroups podline owns, leaves out cpuset (see ensureCpuset).
 	all, owned cgroup1.Hierarchy
+	// qos holds the QoS cgroups open for ensurePod.
+	qos qosDirCache
 }
 
 func newTreeV1(mounts []treeMount) (*treeV1, error) {

@@ -38,6 +38,13 @@ type treeBackend interface {
 	String() string
 }
 
+// podMaker is a backend with a cheaper way to make a new pod cgroup than
+// ensureDir and write. handled false, with no error, leaves the work to
+// them.
+type podMaker interface {
+	ensurePod(dir string, r Resources) (handled bool, err error)
+}
+
 // Tree keeps podline's cgroup tree as the kubelet's cgroupfs driver does:
 // <root>/kubepods limited to the node's allocatable cpu and memory,
 // kubepods/burstable and kubepods/besteffort below it, and one cgroup per
@@ -196,6 +203,15 @@ func (t *Tree) EnsurePod(parent string, r Resources) error {
 func (t *Tree) ensurePod(parent string, r Resources) error {
 	if err := t.checkPod(parent); err != nil {
 		return err
+	}
+	if pm, ok := t.be.(podMaker); ok {
+		handled, err := pm.ensurePod(parent, r)
+		if err != nil {
+			return fmt.Errorf("ensure pod cgroup %s: %w", parent, err)
+		}
+		if handled {
+			return nil
+		}
 	}
 	if _, err := t.be.ensureDir(parent, true); err != nil {
 		return fmt.Errorf("ensure pod cgroup %s: %w", parent, err)

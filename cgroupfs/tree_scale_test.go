@@ -48,14 +48,26 @@ func TestTreeConcurrentPods(t *testing.T) {
 }
 
 // BenchmarkTreeEnsurePod: the cost of a new pod's cgroup with its limits,
-// in every v1 hierarchy.
+// in every v1 hierarchy, for a Guaranteed pod (shares, quota and memory
+// limit written) and a BestEffort one (shares only). With -benchtime
+// 10000x the last pods are made beside 10,000 siblings, as on a dense node.
 func BenchmarkTreeEnsurePod(b *testing.B) {
+	gPod, bePod := samplePodsByQOS()
+	for _, c := range []struct {
+		name string
+		pod  *v1.Pod
+	}{{"guaranteed", gPod}, {"besteffort", bePod}} {
+		b.Run("qos="+c.name, func(b *testing.B) { benchEnsurePod(b, c.pod) })
+	}
+}
+
+func benchEnsurePod(b *testing.B, pod *v1.Pod) {
 	kt := newKernelTree(b)
 	if err := kt.EnsureQOS(2000, 4<<30); err != nil {
 		b.Fatal(err)
 	}
-	_, gPod := samplePods()
-	r := PodResources(gPod)
+	r := PodResources(pod)
+	qos := QOSClass(pod)
 	h, err := FindHierarchies()
 	if err != nil {
 		b.Fatal(err)
@@ -63,7 +75,7 @@ func BenchmarkTreeEnsurePod(b *testing.B) {
 	b.ReportAllocs()
 	var parents []string
 	for i := 0; b.Loop(); i++ {
-		parent := kt.layout.PodParent(types.UID("bench"+strconv.Itoa(i)), v1.PodQOSGuaranteed)
+		parent := kt.layout.PodParent(types.UID("bench"+strconv.Itoa(i)), qos)
 		if err := kt.EnsurePod(parent, r); err != nil {
 			b.Fatal(err)
 		}
@@ -75,4 +87,10 @@ func BenchmarkTreeEnsurePod(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func samplePodsByQOS() (guaranteed, bestEffort *v1.Pod) {
+	_, guaranteed = samplePods()
+	bestEffort = qosPod(nil, []v1.ResourceRequirements{{}})
+	return guaranteed, bestEffort
 }
