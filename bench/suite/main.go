@@ -16,6 +16,7 @@
 //	go run ./bench/suite -scenarios probes -out bench/results/<dir>
 //	go run ./bench/suite -scenarios scale -out bench/results/<dir>
 //	go run ./bench/suite -scenarios cluster -out bench/results/<dir>
+//	go run ./bench/suite -scenarios queue -out bench/results/<dir>
 //	go run ./bench/suite -render bench/results/<dir>/suite.json
 package main
 
@@ -60,14 +61,21 @@ type config struct {
 	clusterPods   int
 	clusterAgents string
 	clusterShapes string
+	// queue: lock-free stage queues against --queue=channel
+	queueRuns     int
+	queuePods     string
+	queueRuntimes string
+	queueCases    string
+	queueTmpfs    bool
 }
 
 var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve", "scale"}
 
 // optInScenarios run only when -scenarios names them: cluster needs the
 // control plane built and takes long, which neither make bench nor a
-// quick run should wait for.
-var optInScenarios = []string{"cluster"}
+// quick run should wait for; queue is a study of one design choice with
+// many runs each.
+var optInScenarios = []string{"cluster", "queue"}
 
 func parseFlags(args []string) (*config, error) {
 	c := &config{}
@@ -96,6 +104,11 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.clusterPods, "cluster-pods", 0, "cluster: pods per run (default 1000, 50 with -quick)")
 	fs.StringVar(&c.clusterAgents, "cluster-agents", "podline,kubelet", "cluster: agents to run, comma-separated")
 	fs.StringVar(&c.clusterShapes, "cluster-shapes", shapeMixed, "cluster: shapes to run: mixed (a Deployment of N/2 through the scheduler, N/2 bare pods with spec.nodeName), bare (all N with spec.nodeName)")
+	fs.IntVar(&c.queueRuns, "queue-runs", 0, "queue: runs of each mode per runtime and pod count, the modes alternating (default 5, 1 with -quick)")
+	fs.StringVar(&c.queuePods, "queue-pods", "", "queue: pod counts, comma-separated (default 100,1000,10000; 50,200 with -quick)")
+	fs.StringVar(&c.queueRuntimes, "queue-runtimes", fakeZ+","+fakeC, "queue: fake CRI profiles, comma-separated")
+	fs.StringVar(&c.queueCases, "queue-cases", "", "queue: runtime:pods pairs to run instead of every runtime × pod count, e.g. 'fake-zero:10000,fake-containerd:1000'")
+	fs.BoolVar(&c.queueTmpfs, "queue-tmpfs", true, "queue: put the runs' directories on a tmpfs mounted for the scenario")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -138,6 +151,17 @@ func parseFlags(args []string) (*config, error) {
 		c.clusterPods = 1000
 		if c.quick {
 			c.clusterPods = 50
+		}
+	}
+	if c.queueRuns == 0 {
+		c.queueRuns = 5
+		if c.quick {
+			c.queueRuns = 1
+		}
+	}
+	if c.scenarios["queue"] {
+		if err := queueFlagsErr(c); err != nil {
+			return nil, err
 		}
 	}
 	if c.clusterRuns < 0 || c.clusterPods < 0 {

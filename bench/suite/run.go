@@ -104,10 +104,18 @@ func run(ctx context.Context, cfg *config) error {
 			probesErr = errors.Join(probesErr, err)
 		}
 	}
+	if cfg.scenarios["queue"] {
+		if err := s.queueScenario(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			probesErr = errors.Join(probesErr, err)
+		}
+	}
 	s.run.Ratios = ratios(s.run)
 	s.run.Seconds = time.Since(s.run.Started).Seconds()
-	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"] || cfg.scenarios["cluster"]) {
-		// Only the real, probes, serve, scale or cluster scenarios ran: no
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"] || cfg.scenarios["cluster"] || cfg.scenarios["queue"]) {
+		// Only the real, probes, serve, scale, cluster or queue scenarios ran: no
 		// suite.md to write over.
 		return probesErr
 	}
