@@ -195,7 +195,7 @@ func (s *suite) queueScenario(ctx context.Context, out string) error {
 	err = runCases(ctx, "queue", out, cases,
 		func(queueCase) int { return 1 },
 		func(c queueCase) string {
-			return fmt.Sprintf("%s %d pods %s run %d/%d", c.runtime, c.pods, c.mode, c.run, c.runs)
+			return fmt.Sprintf("%s %d pods %s #%d/%d", c.runtime, c.pods, queueName(c.mode), c.run, c.runs)
 		},
 		func(c queueCase, _ int, label string) (queueRun, error) { return s.queueCase(ctx, root, c, label) },
 		func(runs []queueRun, failed []string) error {
@@ -312,7 +312,7 @@ func queueMarkdown(run *result.Run, quick, tmpfs bool, runs []queueRun, failed [
 	fmt.Fprintf(&b, "- each run: a fresh fake CRI and a fresh podline (default flags; `queue=channel` adds --queue=channel), left alone %s, then N host-network BestEffort pods written at once into its static pod directory. At each runtime and N the modes alternate run by run (lock-free, channel, lock-free, ...)\n", queueSettle)
 	b.WriteString("- start: manifests written → every pod seen Running in /pods (polled every max(50 ms, N × 0.1 ms)). Agent CPU: utime+stime over that span, the polls included\n")
 	b.WriteString("- from podline's /metrics after the start: queue wait per pod = Σ over stages of podline_stage_queue_wait_seconds_sum / N (a first start crosses 5 queues; status passes from runtime events add theirs); parked = podline_pipeline_queue_waits_total, hand-offs a stage queue refused although the window left room, so the producer parked; work = podline_stage_duration_seconds. Busy = a stage's work sum / start time: the mean number of its workers busy over the start; queued = its queue wait sum / start time, the mean number of passes waiting in its queue (Little's law)\n")
-	fmt.Fprintf(&b, "- stage workers (pstages.DefaultWorkers): admit %d, volumes %d, sandbox %d, containers %d, status %d; window 1024\n\n",
+	fmt.Fprintf(&b, "- stage workers (stages.DefaultWorkers): admit %d, volumes %d, sandbox %d, containers %d, status %d; window 1024\n\n",
 		pstages.DefaultWorkers[pstages.StageAdmit], pstages.DefaultWorkers[pstages.StageVolumes], pstages.DefaultWorkers[pstages.StageSandbox],
 		pstages.DefaultWorkers[pstages.StageContainers], pstages.DefaultWorkers[pstages.StageStatus])
 
