@@ -98,6 +98,15 @@ func NewAPISource(c APIConfig) *APIWatcher {
 // HasSynced reports whether the first full list has arrived.
 func (s *APIWatcher) HasSynced() bool { return s.store.synced.Load() }
 
+// Pod returns the pod or mirror pod named namespace/name as the watch last
+// delivered it, status and resourceVersion included; ok is false when the
+// watch has not delivered it (yet). The pod is shared with the watch cache:
+// read it, never modify it. The status manager uses it as the API object's
+// status before its first write, where it would otherwise read the pod.
+func (s *APIWatcher) Pod(namespace, name string) (pod *v1.Pod, ok bool) {
+	return s.store.get(podName{namespace, name})
+}
+
 // watchBackoff spaces the reflector's retries after a failed list or
 // watch. client-go's default grows to 30 s with full jitter, so pods made
 // right after an API server restart waited up to a minute; capped at 8 s

@@ -144,6 +144,14 @@ func (s *podStore) Replace(list []any, _ string) error {
 	return nil
 }
 
+// get returns the stored pod of that name.
+func (s *podStore) get(name podName) (*v1.Pod, bool) {
+	s.mu.Lock()
+	p, ok := s.pods[name]
+	s.mu.Unlock()
+	return p, ok
+}
+
 // sameVersion: the API server gives every write a new resourceVersion, so an
 // equal one (with the same UID) is the same object.
 func sameVersion(a, b *v1.Pod) bool {

@@ -93,3 +93,29 @@ func TestPodStoreBecomesMirror(t *testing.T) {
 func cacheTombstone(p *v1.Pod) any {
 	return cache.DeletedFinalStateUnknown{Key: p.Namespace + "/" + p.Name, Obj: p}
 }
+
+func TestPodStoreGetIsTheLatestVersion(t *testing.T) {
+	s := newPodStore("node1")
+	a, m := versioned(apiPod("a", "node1"), "1"), versioned(mirrorPod("m", "node1"), "1")
+	s.Replace([]any{a, m}, "1")
+	w := &APIWatcher{store: s}
+	if p, ok := w.Pod(a.Namespace, "a"); !ok || p != a {
+		t.Fatalf("pod a: %v %v", p, ok)
+	}
+	if p, ok := w.Pod(m.Namespace, "m"); !ok || p != m {
+		t.Fatalf("mirror pod m: %v %v", p, ok)
+	}
+	a2 := versioned(a, "2")
+	a2.Status.Phase = v1.PodRunning
+	s.Update(a2)
+	if p, _ := w.Pod(a.Namespace, "a"); p != a2 {
+		t.Fatalf("pod a after an update: resourceVersion %s, want 2", p.ResourceVersion)
+	}
+	s.Delete(a2)
+	if _, ok := w.Pod(a.Namespace, "a"); ok {
+		t.Fatal("a deleted pod is still found")
+	}
+	if _, ok := w.Pod(a.Namespace, "nope"); ok {
+		t.Fatal("a pod never delivered is found")
+	}
+}
