@@ -102,11 +102,15 @@ func findCondition(conds []v1.PodCondition, t v1.PodConditionType) *v1.PodCondit
 // statusPatch builds the strategic merge patch that turns the API object's
 // status (api) into next, with the object's UID as a precondition: the API
 // server rejects a patch whose metadata.uid differs from the object's, so a
-// status never lands on another pod that took the same name. It returns
-// nil when there is nothing to change. Comparing the JSON forms is what
-// makes "unchanged" exact: times travel with second precision, so a status
-// computed in nanoseconds equals the one the API server stored from it.
-func statusPatch(uid types.UID, api, next *v1.PodStatus) ([]byte, error) {
+// status never lands on another pod that took the same name. A non-empty
+// resourceVersion is a precondition too: the API server answers a conflict
+// unless the object is still at that version, so a patch computed against
+// a copy of the object (the watch's) lands only on exactly that object.
+// It returns nil when there is nothing to change. Comparing the JSON forms
+// is what makes "unchanged" exact: times travel with second precision, so
+// a status computed in nanoseconds equals the one the API server stored
+// from it.
+func statusPatch(uid types.UID, resourceVersion string, api, next *v1.PodStatus) ([]byte, error) {
 	oldJSON, err := json.Marshal(v1.Pod{Status: *api})
 	if err != nil {
 		return nil, fmt.Errorf("encode API status: %w", err)
@@ -126,14 +130,24 @@ func statusPatch(uid types.UID, api, next *v1.PodStatus) ([]byte, error) {
 		panic(fmt.Sprintf("BUG: strategic merge patch is not a JSON object: %s", diff))
 	}
 	// Both sides carry empty metadata, so the diff has no metadata key of
-	// its own: prepend the precondition.
+	// its own: prepend the preconditions.
 	id, err := json.Marshal(string(uid))
 	if err != nil {
 		return nil, fmt.Errorf("encode uid: %w", err)
 	}
-	out := make([]byte, 0, len(diff)+len(id)+24)
+	var rv []byte
+	if resourceVersion != "" {
+		if rv, err = json.Marshal(resourceVersion); err != nil {
+			return nil, fmt.Errorf("encode resourceVersion: %w", err)
+		}
+	}
+	out := make([]byte, 0, len(diff)+len(id)+len(rv)+48)
 	out = append(out, `{"metadata":{"uid":`...)
 	out = append(out, id...)
+	if rv != nil {
+		out = append(out, `,"resourceVersion":`...)
+		out = append(out, rv...)
+	}
 	out = append(out, "},"...)
 	return append(out, diff[1:]...), nil
 }

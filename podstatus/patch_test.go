@@ -40,7 +40,7 @@ func TestStatusPatch(t *testing.T) {
 	at := time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.UTC)
 	f := func(name string, api, next v1.PodStatus, wantNil bool) {
 		t.Helper()
-		patch, err := statusPatch("u1", &api, &next)
+		patch, err := statusPatch("u1", "", &api, &next)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -84,6 +84,29 @@ func TestStatusPatch(t *testing.T) {
 	withIP := roundTrip(t, running)
 	withIP.PodIPs = []v1.PodIP{{IP: "10.1.0.5"}}
 	f("a changed pod IP replaces the old one", withIP, moved, false)
+}
+
+func TestStatusPatchResourceVersionPrecondition(t *testing.T) {
+	running := podStatus(v1.PodRunning, true, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	patch, err := statusPatch("u1", "42", &v1.PodStatus{}, &running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := json.Unmarshal(patch, &meta); err != nil {
+		t.Fatalf("patch is not JSON: %s", patch)
+	}
+	if len(meta.Metadata) != 2 || meta.Metadata["uid"] != "u1" || meta.Metadata["resourceVersion"] != "42" {
+		t.Fatalf("metadata of patch = %v, want uid u1 and resourceVersion 42", meta.Metadata)
+	}
+	if got, want := applyPatch(t, v1.PodStatus{}, patch), roundTrip(t, running); !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("patched status\n got %+v\nwant %+v", got, want)
+	}
+	if patch, err := statusPatch("u1", "42", &running, &running); err != nil || patch != nil {
+		t.Fatalf("unchanged status: patch %s, err %v; want none", patch, err)
+	}
 }
 
 func TestMergeStatusKeepsOthersFields(t *testing.T) {
@@ -174,7 +197,7 @@ func BenchmarkMergeAndPatch(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		next := mergeStatus(pod, &api, ours, at)
-		if p, err := statusPatch("u", &api, &next.status); err != nil || p == nil {
+		if p, err := statusPatch("u", "", &api, &next.status); err != nil || p == nil {
 			b.Fatal(p, err)
 		}
 	}
