@@ -12,10 +12,11 @@
 //
 // # Timeline of one pod
 //
-//	store.Set ─▶ Notify ─▶ queue ─▶ worker: read store ─▶ (GET the API object
-//	once) ─▶ merge with fields others own ─▶ patch if it differs ─▶ sent=version
-//	                         ▲                     │ failure
-//	                         └── back-off, resync ◀┘
+//	store.Set ─▶ Notify ─▶ queue ─▶ worker: read store ─▶ (API status unknown:
+//	before the first write the watch's copy of the object, else a GET) ─▶
+//	merge with fields others own ─▶ patch if it differs ─▶ sent=version
+//	               ▲                                      │ failure
+//	               └──────────── back-off, resync ◀───────┘
 //	Terminated ─▶ once sent ≥ final version ─▶ DELETE (grace 0, UID precondition)
 //	store.Delete ─▶ Notify ─▶ worker finds no pod ─▶ forget
 package podstatus

@@ -31,8 +31,9 @@ var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 // fakeAPI is a fake clientset that enforces what the real API server does
 // with podline's requests: a patch's metadata.uid must match the object
-// (422 otherwise), a delete's UID precondition too (409 otherwise). It can
-// also play an API server that is gone, or hold patches in flight.
+// (422 otherwise), its metadata.resourceVersion, when it has one, too (409
+// otherwise), and a delete's UID precondition (409 otherwise). It can also
+// play an API server that is gone, or hold patches in flight.
 type fakeAPI struct {
 	*fake.Clientset
 	down           atomic.Bool
@@ -72,7 +73,8 @@ func (f *fakeAPI) react(action k8stesting.Action) (bool, runtime.Object, error) 
 		}
 		var p struct {
 			Metadata struct {
-				UID types.UID `json:"uid"`
+				UID             types.UID `json:"uid"`
+				ResourceVersion string    `json:"resourceVersion"`
 			} `json:"metadata"`
 		}
 		if err := json.Unmarshal(a.GetPatch(), &p); err != nil {
@@ -87,6 +89,10 @@ func (f *fakeAPI) react(action k8stesting.Action) (bool, runtime.Object, error) 
 			return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, a.GetName(), field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "uid"), p.Metadata.UID, "field is immutable"),
 			})
+		}
+		if p.Metadata.ResourceVersion != "" && p.Metadata.ResourceVersion != cur.ResourceVersion {
+			return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), a.GetName(),
+				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 		}
 	case k8stesting.DeleteAction:
 		if f.deleteNotFound.Load() {

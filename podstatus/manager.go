@@ -23,6 +23,13 @@ type Config struct {
 	// MirrorOf finds the mirror pod of a static pod; ok is false while it
 	// has none. Nil: static pods' statuses are not sent anywhere.
 	MirrorOf func(pod *v1.Pod) (namespace, name string, uid types.UID, ok bool)
+	// Watched returns the API object namespace/name (a pod or a mirror pod)
+	// as podline's own watch last delivered it, or false when the watch has
+	// not (yet). The pod is only read. With it, the first status of a pod
+	// is computed against the watch's copy of the object and sent with its
+	// resourceVersion as a precondition, instead of after a read of the
+	// object: one request rather than two. Nil: the object is read first.
+	Watched func(namespace, name string) (*v1.Pod, bool)
 	// Workers bound the requests in flight (default 4).
 	Workers int
 	// Resync is how often every pod is checked for a status the API server
@@ -57,8 +64,12 @@ type podState struct {
 	// sent is the store version the API object is known to hold.
 	sent uint64
 	// api is the API object's status as last read or written; nil: read
-	// it before the next patch.
+	// it before the next patch (or take the watch's copy, unless written).
 	api *v1.PodStatus
+	// written: a patch of this manager may have changed the target. The
+	// watch's copy of the object may then predate that change, so it no
+	// longer stands in for a read.
+	written bool
 	// gone: the target no longer exists; nothing more is sent to it.
 	gone bool
 	// gated: readiness gates held Ready false, so the gate conditions,

@@ -18,6 +18,14 @@ var (
 	deletesGone  = metrics.NewCounter(`podline_status_deletes_total{result="gone"}`)
 	deletesError = metrics.NewCounter(`podline_status_deletes_total{result="error"}`)
 
+	// watch hits: a pod's status was first computed against the watch's
+	// copy of its object, without reading it; misses: the watch had no
+	// copy of it (yet), so it was read. Conflicts: the object had moved on
+	// from the watch's copy, so it was read and the patch sent again.
+	watchHits      = metrics.NewCounter(`podline_status_watch_bases_total{result="hit"}`)
+	watchMisses    = metrics.NewCounter(`podline_status_watch_bases_total{result="miss"}`)
+	watchConflicts = metrics.NewCounter(`podline_status_watch_bases_total{result="conflict"}`)
+
 	// syncSeconds is how long after the first unsent change a status
 	// landed in the API server, retries and waiting for a mirror included.
 	syncSeconds = metrics.NewHistogram(`podline_status_sync_seconds`)

@@ -87,23 +87,26 @@ func (m *Manager) sync(ctx context.Context, uid types.UID) (retry bool) {
 	if st.gated {
 		api = nil // re-read the gate conditions
 	}
+	useWatch := !st.written
 	changedAt := st.changedAt
 	st.changedAt = time.Time{}
 	m.mu.Unlock()
 
-	res, err := m.send(ctx, pod, t, status, api)
+	res, err := m.send(ctx, pod, t, status, api, useWatch)
 
 	m.mu.Lock()
 	switch {
 	case err == nil:
 		st.sent, st.api, st.gated = version, res.api, res.gated
+		st.written = st.written || res.patched
 	case errors.Is(err, errGone):
 		st.gone, st.api = true, nil
 	case errors.Is(err, errRejected):
 		st.sent, st.api = version, nil
 	default:
 		if !notApplied(err) {
-			st.api = nil // read it afresh: the patch may have landed
+			// Read it afresh, not from the watch: the patch may have landed.
+			st.api, st.written = nil, true
 		}
 		if !changedAt.IsZero() {
 			st.changedAt = changedAt
@@ -143,8 +146,18 @@ type sent struct {
 }
 
 // send brings the API object's status to ours. api is the object's
-// status as last known, nil to read it first.
-func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodStatus, api *v1.PodStatus) (sent, error) {
+// status as last known, nil to read it first. With useWatch, an unknown
+// status is taken from the watch's copy of the object when it has one,
+// and the patch carries that copy's resourceVersion as a precondition; if
+// the object has moved on since (a conflict), it is read and the patch
+// computed again against what the API server has.
+func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodStatus, api *v1.PodStatus, useWatch bool) (sent, error) {
+	var rv string
+	if api == nil && useWatch {
+		if w := m.watched(t); w != nil {
+			api, rv = &w.Status, w.ResourceVersion
+		}
+	}
 	if api == nil {
 		cur, err := m.read(ctx, t)
 		if err != nil {
@@ -152,19 +165,17 @@ func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodSt
 		}
 		api = &cur.Status
 	}
-	next := mergeStatus(pod, api, ours, time.Now())
-	patch, err := statusPatch(t.uid, api, &next.status)
-	if err != nil {
-		return sent{}, fmt.Errorf("pod %s: %w", t, err)
+	res, err := m.patch(ctx, pod, t, ours, api, rv)
+	if rv != "" && apierrors.IsConflict(err) {
+		watchConflicts.Inc()
+		cur, rerr := m.read(ctx, t)
+		if rerr != nil {
+			return sent{}, rerr
+		}
+		res, err = m.patch(ctx, pod, t, ours, &cur.Status, "")
 	}
-	if patch == nil {
-		return sent{api: api, gated: next.gated}, nil
-	}
-	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
-	defer cancel()
-	got, err := m.cfg.Client.CoreV1().Pods(t.namespace).Patch(rctx, t.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err == nil {
-		return sent{api: &got.Status, patched: true, gated: next.gated}, nil
+		return res, nil
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -180,6 +191,43 @@ func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodSt
 		}
 	}
 	return sent{}, fmt.Errorf("patch status of pod %s: %w", t, err)
+}
+
+// watched returns the watch's copy of the target, nil when there is none
+// or it is another object of the same name (the read then tells which).
+// A copy without a resourceVersion could not be a precondition.
+func (m *Manager) watched(t target) *v1.Pod {
+	if m.cfg.Watched == nil {
+		return nil
+	}
+	w, ok := m.cfg.Watched(t.namespace, t.name)
+	if !ok || w.UID != t.uid || w.ResourceVersion == "" {
+		watchMisses.Inc()
+		return nil
+	}
+	watchHits.Inc()
+	return w
+}
+
+// patch sends the patch from api to ours merged with the fields others
+// own, if there is a difference. rv, if set, is a precondition. Errors are
+// the API server's, unwrapped.
+func (m *Manager) patch(ctx context.Context, pod *v1.Pod, t target, ours v1.PodStatus, api *v1.PodStatus, rv string) (sent, error) {
+	next := mergeStatus(pod, api, ours, time.Now())
+	patch, err := statusPatch(t.uid, rv, api, &next.status)
+	if err != nil {
+		return sent{}, err
+	}
+	if patch == nil {
+		return sent{api: api, gated: next.gated}, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.RequestTimeout)
+	defer cancel()
+	got, err := m.cfg.Client.CoreV1().Pods(t.namespace).Patch(rctx, t.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil {
+		return sent{}, err
+	}
+	return sent{api: &got.Status, patched: true, gated: next.gated}, nil
 }
 
 // read gets the target's API object, failing with errGone when it is not
