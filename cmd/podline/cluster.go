@@ -79,7 +79,7 @@ func (a *agent) wireCluster(runtimeName, runtimeVersion string) error {
 		Client: c.client, NodeName: a.node.Name, Merger: a.merger, Mirrors: c.mirrors.SetMirrors, Log: a.log,
 	})
 	c.statuses = podstatus.New(podstatus.Config{
-		Client: c.client, Store: a.statuses, MirrorOf: c.mirrors.MirrorOf,
+		Client: c.client, Store: a.statuses, MirrorOf: c.mirrors.MirrorOf, Watched: c.api.Pod,
 		RequestTimeout: a.o.requestTimeout, Log: a.log,
 	})
 	a.statuses.OnChange(c.statuses.Notify)
