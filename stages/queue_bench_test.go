@@ -215,3 +215,149 @@ func BenchmarkStageQueuePair(b *testing.B) {
 		})
 	}
 }
+
+// The hand-off benchmarks have the pipeline's contention, not GOMAXPROCS
+// a side: each stage queue has the producers and consumers it has in
+// podline with DefaultWorkers (the stage before it hands on, its own
+// workers take), a window of 1024 passes in flight shared by all (a
+// buffered channel, as Pipeline.gate) and queues of that capacity, and
+// producers that TryPut and fall back to Put, as Pipeline.enqueue. Work is
+// the local work per item on each side; the stages' real work is µs to ms,
+// so work=0 is the queue's cost alone and the most contended case.
+//
+//	go test -run='^$' -bench='StageHandoff' -cpu=2 -count=5 ./stages/
+
+// handoffShapes are the queues of a first start: producers → consumers.
+var handoffShapes = []struct {
+	stage      StageID
+	prod, cons int
+}{
+	{StageAdmit, 2, DefaultWorkers[StageAdmit]}, // the source dispatcher and the retry queue
+	{StageVolumes, DefaultWorkers[StageAdmit], DefaultWorkers[StageVolumes]},
+	{StageSandbox, DefaultWorkers[StageVolumes], DefaultWorkers[StageSandbox]},
+	{StageContainers, DefaultWorkers[StageSandbox], DefaultWorkers[StageContainers]},
+	{StageStatus, DefaultWorkers[StageContainers], DefaultWorkers[StageStatus]},
+}
+
+func BenchmarkStageHandoff(b *testing.B) {
+	for _, sh := range handoffShapes {
+		for _, work := range []int{0, 1000} {
+			for _, k := range QueueKinds() {
+				name := fmt.Sprintf("stage=%s/prod=%d/cons=%d/work=%d/queue=%s", sh.stage, sh.prod, sh.cons, work, k)
+				b.Run(name, func(b *testing.B) {
+					handoff(b, newStageQueue[int](k, 1024), 1024, sh.prod, sh.cons, work)
+				})
+			}
+		}
+	}
+}
+
+// handoff passes b.N items from prod producers to cons consumers through
+// q, at most window in flight; it stops the consumers with a sentinel
+// each.
+func handoff(b *testing.B, q StageQueue[int], window, prod, cons, work int) {
+	b.ReportAllocs()
+	ctx := context.Background()
+	gate := make(chan struct{}, window)
+	put := func(v int) {
+		if !q.TryPut(v) {
+			if err := q.Put(ctx, v); err != nil {
+				panic(err)
+			}
+		}
+	}
+	var claimed atomic.Int64
+	var sink atomic.Int64
+	var pw, cw sync.WaitGroup
+	b.ResetTimer()
+	for range cons {
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			foo := 0
+			for {
+				v, err := q.Take(ctx)
+				if err != nil {
+					panic(err)
+				}
+				if v == 0 {
+					break
+				}
+				<-gate
+				foo = localWork(foo, work)
+			}
+			sink.Add(int64(foo))
+		}()
+	}
+	for range prod {
+		pw.Add(1)
+		go func() {
+			defer pw.Done()
+			foo := 0
+			for {
+				end := claimed.Add(prodConsBatch / 10)
+				start := end - prodConsBatch/10
+				if start >= int64(b.N) {
+					break
+				}
+				for i := start; i < min(end, int64(b.N)); i++ {
+					foo = localWork(foo, work)
+					gate <- struct{}{}
+					put(1)
+				}
+			}
+			sink.Add(int64(foo))
+		}()
+	}
+	pw.Wait()
+	for range cons {
+		gate <- struct{}{} // the sentinel takes a place like any item
+		put(0)
+	}
+	cw.Wait()
+	if sink.Load() == 42 {
+		b.Log("unreachable; keeps the local work alive")
+	}
+}
+
+// BenchmarkStageWake is the hand-off to a stage whose workers are all
+// parked, as between the bursts of a start or whenever the runtime is
+// slower than podline: one item at a time goes to a queue with cons parked
+// workers, one of which hands it back through a second queue. ns/op is a
+// round trip: two wake-ups of a parked goroutine.
+func BenchmarkStageWake(b *testing.B) {
+	for _, cons := range []int{1, 4, 64} {
+		for _, k := range QueueKinds() {
+			b.Run(fmt.Sprintf("cons=%d/queue=%s", cons, k), func(b *testing.B) {
+				b.ReportAllocs()
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				in, back := newStageQueue[int](k, 1024), newStageQueue[int](k, 1024)
+				var wg sync.WaitGroup
+				for range cons {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							v, err := in.Take(ctx)
+							if err != nil {
+								return
+							}
+							back.TryPut(v)
+						}
+					}()
+				}
+				for i := 0; b.Loop(); i++ {
+					if !in.TryPut(i) {
+						b.Fatal("TryPut failed")
+					}
+					if _, err := back.Take(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cancel()
+				wg.Wait()
+			})
+		}
+	}
+}
