@@ -23,8 +23,12 @@ package stages
 // Parking is a select on a channel holding at most one token. A send to a
 // channel with a blocked receiver wakes exactly that receiver, so one item
 // wakes one parked consumer however many are parked (no herd); the select
-// also watches ctx and Close; and a token sent while nobody has parked yet
-// waits in the buffer for the next one. Tokens are not counted: a token can be
+// also watches ctx; and a token sent while nobody has parked yet waits in
+// the buffer for the next one. Close wakes parked goroutines with a token
+// too, rather than with a closed channel in the select: each channel a
+// select watches is locked and queued on at every park and every wake-up,
+// so a third one made the parked hand-off, the one every idle stage pays,
+// slower than a plain channel's. Tokens are not counted: a token can be
 // absorbed because one is already pending, or be spent by a consumer that
 // then finds the head slot still being published by a slower producer. So
 // wake-ups are chained: after taking an item, a consumer that sees more items
@@ -54,7 +58,6 @@ type BlockingQueue[T any] struct {
 	_         [cacheLine - 8]byte
 	items     chan struct{} // wake-up token for a parked consumer; cap 1
 	room      chan struct{} // wake-up token for a parked producer; cap 1
-	done      chan struct{} // closed by Close
 	closeOnce sync.Once
 }
 
@@ -64,7 +67,6 @@ func NewBlockingQueue[T any](capacity int) *BlockingQueue[T] {
 	b := &BlockingQueue[T]{
 		items: make(chan struct{}, 1),
 		room:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
 	}
 	b.q.init(capacity)
 	return b
@@ -97,12 +99,15 @@ func (b *BlockingQueue[T]) putSlow(ctx context.Context, v T) error {
 			return nil
 		}
 		if closed {
-			b.producers.Add(-1)
+			// Producers parked below wait for a token that no consumer
+			// may send: pass Close's on.
+			if b.producers.Add(-1) > 0 {
+				leaveToken(b.room)
+			}
 			return ErrClosed
 		}
 		select {
 		case <-b.room:
-		case <-b.done:
 		case <-ctx.Done():
 			b.producers.Add(-1)
 			return ctx.Err()
@@ -139,25 +144,21 @@ func (b *BlockingQueue[T]) takeSlow(ctx context.Context) (T, error) {
 			b.dequeued()
 			return v, nil
 		}
-		done := b.done
-		if n, closed := b.q.count(); closed {
-			if n == 0 {
-				// Consumers parked below with done == nil wait for a token
-				// that no producer will send any more: pass one on.
-				if b.consumers.Add(-1) > 0 {
-					leaveToken(b.items)
-				}
-				var zero T
-				return zero, ErrClosed
+		if n, closed := b.q.count(); closed && n == 0 {
+			// Consumers parked below wait for a token that no producer
+			// will send any more: pass Close's on.
+			if b.consumers.Add(-1) > 0 {
+				leaveToken(b.items)
 			}
-			// Closed, but a Put that claimed its position before Close is
-			// still publishing. It sends a token when done (we are
-			// registered); waiting on the closed done channel would spin.
-			done = nil
+			var zero T
+			return zero, ErrClosed
 		}
+		// Closed with items left: a Put that claimed its position before
+		// Close is still publishing, and sends a token when done (we are
+		// registered), or another consumer takes the last and passes
+		// one on (dequeued).
 		select {
 		case <-b.items:
-		case <-done:
 		case <-ctx.Done():
 			b.consumers.Add(-1)
 			var zero T
@@ -220,7 +221,10 @@ func leaveToken(c chan struct{}) {
 func (b *BlockingQueue[T]) Close() {
 	b.closeOnce.Do(func() {
 		b.q.close()
-		close(b.done)
+		// Parked goroutines wake on a token, and each passes it on to
+		// the next (takeSlow, putSlow, dequeued): one wakes them all.
+		leaveToken(b.items)
+		leaveToken(b.room)
 	})
 }
 

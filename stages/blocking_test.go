@@ -445,3 +445,60 @@ func TestCloseWithStalledProducer(t *testing.T) {
 		q.enqueued() // the producer's late wake-up finds nothing left
 	})
 }
+
+// TestCloseWakesEveryParkedCall: Close wakes parked calls with one token
+// per side, which each woken call passes on; none may be left parked,
+// however many there are.
+func TestCloseWakesEveryParkedCall(t *testing.T) {
+	const producers, consumers = 16, 64
+	ctx := context.Background()
+	full := NewBlockingQueue[int](2)
+	for i := 1; i <= 2; i++ {
+		if err := full.Put(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := NewBlockingQueue[int](2)
+	var puts []<-chan error
+	for i := range producers {
+		puts = append(puts, goPut(ctx, full, 10+i))
+	}
+	var takes []<-chan takeResult
+	for range consumers {
+		takes = append(takes, goTake(ctx, empty))
+	}
+	waitFor(t, "parked calls", func() bool {
+		_, p := full.Waiting()
+		c, _ := empty.Waiting()
+		return p == producers && c == consumers
+	})
+	full.Close()
+	empty.Close()
+	timeout := time.After(5 * time.Second)
+	for i, put := range puts {
+		select {
+		case err := <-put:
+			if !errors.Is(err, ErrClosed) {
+				t.Fatalf("parked Put %d after Close = %v, want ErrClosed", i, err)
+			}
+		case <-timeout:
+			t.Fatalf("parked Put %d still parked after Close", i)
+		}
+	}
+	for i, take := range takes {
+		select {
+		case r := <-take:
+			if !errors.Is(r.err, ErrClosed) {
+				t.Fatalf("parked Take %d after Close = %+v, want ErrClosed", i, r)
+			}
+		case <-timeout:
+			t.Fatalf("parked Take %d still parked after Close", i)
+		}
+	}
+	if c, p := full.Waiting(); c != 0 || p != 0 {
+		t.Errorf("full queue: %d consumers, %d producers still waiting", c, p)
+	}
+	if c, p := empty.Waiting(); c != 0 || p != 0 {
+		t.Errorf("empty queue: %d consumers, %d producers still waiting", c, p)
+	}
+}
