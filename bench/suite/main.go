@@ -123,42 +123,12 @@ func parseFlags(args []string) (*config, error) {
 		}
 		c.scenarios[s] = true
 	}
-	if c.idleWindow == 0 {
-		c.idleWindow = 60 * time.Second
-		if c.quick {
-			c.idleWindow = 5 * time.Second
-		}
-	}
-	if c.probeAgents == "" {
-		c.probeAgents = "podline,kubelet"
-		if c.quick {
-			c.probeAgents = "podline"
-		}
-	}
-	if c.scaleRuns == 0 {
-		c.scaleRuns = 3
-		if c.quick {
-			c.scaleRuns = 1
-		}
-	}
-	if c.clusterRuns == 0 {
-		c.clusterRuns = 3
-		if c.quick {
-			c.clusterRuns = 1
-		}
-	}
-	if c.clusterPods == 0 {
-		c.clusterPods = 1000
-		if c.quick {
-			c.clusterPods = 50
-		}
-	}
-	if c.queueRuns == 0 {
-		c.queueRuns = 5
-		if c.quick {
-			c.queueRuns = 1
-		}
-	}
+	orDefault(&c.idleWindow, c.quick, 60*time.Second, 5*time.Second)
+	orDefault(&c.probeAgents, c.quick, "podline,kubelet", "podline")
+	orDefault(&c.scaleRuns, c.quick, 3, 1)
+	orDefault(&c.clusterRuns, c.quick, 3, 1)
+	orDefault(&c.clusterPods, c.quick, 1000, 50)
+	orDefault(&c.queueRuns, c.quick, 5, 1)
 	if c.scenarios["queue"] {
 		if err := queueFlagsErr(c); err != nil {
 			return nil, err
@@ -183,12 +153,7 @@ func parseFlags(args []string) (*config, error) {
 	if c.scaleRuns < 0 {
 		return nil, fmt.Errorf("-scale-runs: %d is not a number of runs", c.scaleRuns)
 	}
-	if c.probeWindow == 0 {
-		c.probeWindow = 60 * time.Second
-		if c.quick {
-			c.probeWindow = 5 * time.Second
-		}
-	}
+	orDefault(&c.probeWindow, c.quick, 60*time.Second, 5*time.Second)
 	return c, nil
 }
 
@@ -227,4 +192,17 @@ func rerender(path string) error {
 // progress prints one timestamped line.
 func progress(format string, args ...any) {
 	fmt.Printf("%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// orDefault sets a flag left at its zero value to its default: full for a
+// measurement, quick for a -quick smoke run.
+func orDefault[T comparable](v *T, quick bool, full, quickV T) {
+	var zero T
+	if *v != zero {
+		return
+	}
+	*v = full
+	if quick {
+		*v = quickV
+	}
 }
