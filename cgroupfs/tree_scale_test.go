@@ -94,3 +94,36 @@ func samplePodsByQOS() (guaranteed, bestEffort *v1.Pod) {
 	bestEffort = qosPod(nil, []v1.ResourceRequirements{{}})
 	return guaranteed, bestEffort
 }
+
+// BenchmarkTreeRemovePod: the cost of removing a pod's cgroup from every
+// v1 hierarchy, for pods made as benchEnsurePod makes them. With
+// -benchtime 10000x the first pods are removed beside 10,000 siblings, as
+// when a dense node is drained; set against BenchmarkTreeEnsurePod, it
+// says whether a teardown's cgroup work costs more than a start's.
+func BenchmarkTreeRemovePod(b *testing.B) {
+	_, bePod := samplePodsByQOS()
+	kt := newKernelTree(b)
+	if err := kt.EnsureQOS(2000, 4<<30); err != nil {
+		b.Fatal(err)
+	}
+	h, err := FindHierarchies()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, qos := PodResources(bePod), QOSClass(bePod)
+	var parents []string
+	for i := range b.N {
+		parent := kt.layout.PodParent(types.UID("bench"+strconv.Itoa(i)), qos)
+		if err := kt.EnsurePod(parent, r); err != nil {
+			b.Fatal(err)
+		}
+		parents = append(parents, parent)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, p := range parents {
+		if err := h.RemovePod(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
