@@ -15,7 +15,11 @@
 // most one stage at a time: a pass holds the pod from its first stage to its
 // last. Updates that arrive meanwhile (a new spec, a runtime event, a retry
 // timer) are coalesced into one pending flag on the pod, and the pass that
-// follows reads the latest spec: latest wins. Routes:
+// follows reads the latest spec: latest wins. After a failed pass the next
+// pass of the same kind waits out the step back-off (500 ms doubling to
+// 1 min), whatever asks for it: events keep coming to a failing pod. A
+// teardown never waits for a failed start, nor a start for a failed
+// teardown. Routes:
 //
 //	first sync   admit → volumes → sandbox → containers → status
 //	sync         volumes → sandbox → containers → status

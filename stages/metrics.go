@@ -37,6 +37,9 @@ var (
 	passesInFlight = metrics.NewGauge(`podline_pipeline_passes_in_flight`, nil)
 	passesTotal    = metrics.NewCounter(`podline_pipeline_passes_total`)
 	passesAsync    = metrics.NewCounter(`podline_pipeline_background_steps_total`)
+	// A pass asked for while its pod backs off from a failed pass, left to
+	// the retry at the end of the back-off.
+	passesHeld = metrics.NewCounter(`podline_pipeline_passes_held_total`)
 	// A stage queue that refused a pass the window had room for: a
 	// consumer descheduled mid-take; the pass waited for it.
 	queueRefusals = metrics.NewCounter(`podline_pipeline_queue_waits_total`)

@@ -11,12 +11,21 @@ import (
 )
 
 // submit starts a pass for rec, or marks one pending if a pass is in
-// flight. It parks while the window is full.
+// flight, or leaves it to the retry while rec backs off from a failed
+// pass. It parks while the window is full.
 func (p *Pipeline) submit(rec *podRecord) {
 	rec.mu.Lock()
 	if rec.inFlight {
 		rec.pending = true
 		rec.mu.Unlock()
+		return
+	}
+	if wait := rec.hold.wait(rec.tearingDown(), time.Now()); wait > 0 {
+		rec.mu.Unlock()
+		// The retry the failed pass asked for starts the pass; asking
+		// again keeps it when a wake-up took that request's place.
+		passesHeld.Inc()
+		p.retry.After(rec.uid, wait)
 		return
 	}
 	rec.inFlight = true
@@ -203,7 +212,8 @@ func (p *Pipeline) abandon(w *Work) {
 }
 
 // finish ends a pass: it starts the pending one, or frees the slot and
-// schedules a retry or a requested re-run.
+// schedules a retry or a requested re-run. After a failure the pending
+// pass, if of the same kind, waits for the retry (see passHold).
 func (p *Pipeline) finish(w *Work) {
 	if w.start.held {
 		// Routes end in the status stage; this is for a route that
@@ -227,11 +237,13 @@ func (p *Pipeline) finish(w *Work) {
 	delay = untilDeadline(w, delay)
 	s.LastErr = w.err
 	tornDown := w.Teardown && w.err == nil
+	now := time.Now()
 
 	rec.mu.Lock()
 	rec.cancel = nil
+	rec.hold = holdAfter(w.err != nil && !superseded, w.Teardown, delay, now)
 	wake := p.endTurnLocked(w, tornDown)
-	if rec.pending && p.ctx.Err() == nil {
+	if rec.pending && p.ctx.Err() == nil && rec.hold.wait(rec.tearingDown(), now) == 0 {
 		next := rec.startPassLocked(p.ctx, time.Now(), p.turns, p.cfg.Cache)
 		rec.mu.Unlock()
 		if tornDown && p.cfg.OnTornDown != nil {
@@ -241,6 +253,11 @@ func (p *Pipeline) finish(w *Work) {
 		passesTotal.Inc()
 		p.enqueue(next)
 		return
+	}
+	if rec.pending {
+		// Held: the retry below starts the pass when the back-off ends.
+		rec.pending = false
+		passesHeld.Inc()
 	}
 	rec.inFlight = false
 	forget := tornDown && rec.removed

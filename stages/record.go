@@ -91,6 +91,8 @@ type podRecord struct {
 	// rejected mirrors sync.Rejection where Upsert may read it: a rejected
 	// pod never runs, so it never queues for a turn.
 	rejected bool
+	// hold keeps passes back while the pod backs off from a failed pass.
+	hold passHold
 
 	sync PodSync
 }
