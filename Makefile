@@ -39,6 +39,7 @@ test: lint check-generate test-unit test-e2e bench-quick
 lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
 
 # generate: rebuild the committed BPF objects (needs clang: scripts/install-bpf-tools.sh).
@@ -56,6 +57,7 @@ check-generate:
 # Unit tests: no runtime, no root-only kernel features beyond mounts.
 test-unit:
 	$(GO) test -race -count=1 ./...
+	cd bench && $(GO) test -race -count=1 ./...
 
 # End-to-end: the podline binary against the real containerd + runc, an
 # image registry on loopback and, for the cluster tests, a real etcd +
@@ -69,12 +71,12 @@ test-e2e:
 # by side (built once by scripts/install-kube.sh); results, summary and plots
 # in bench/results/<date>-<host>/ (~20 min, as root).
 bench:
-	scripts/with-runtime.sh $(GO) run ./bench/suite
+	cd bench && ../scripts/with-runtime.sh $(GO) run ./suite
 
 # bench-quick: every scenario once at small N: a smoke run, not a
 # measurement (under 2 min once the kubelet is built).
 bench-quick:
-	scripts/with-runtime.sh $(GO) run ./bench/suite -quick
+	cd bench && ../scripts/with-runtime.sh $(GO) run ./suite -quick
 
 # bench-micro: the queue against a buffered channel at each -cpu, then the
 # pipeline alone against the in-process fake CRI.
@@ -89,10 +91,10 @@ bench-micro-quick:
 # bench-eventplane: --pleg=events against --pleg=relist on the real runtime:
 # exit-detection latency and idle CPU (~5 min, as root; -quick ~1 min).
 bench-eventplane:
-	scripts/with-runtime.sh $(GO) run ./bench/eventplane
+	cd bench && ../scripts/with-runtime.sh $(GO) run ./eventplane
 
 bench-eventplane-quick:
-	scripts/with-runtime.sh $(GO) run ./bench/eventplane -quick
+	cd bench && ../scripts/with-runtime.sh $(GO) run ./eventplane -quick
 
 runtime-up:
 	scripts/runtime.sh up

@@ -8,9 +8,10 @@
 // It must not touch pods, cgroups or processes it did not create: the
 // harness containerd may be shared with other users.
 //
-// Run it as root after `scripts/runtime.sh up`:
+// Run it as root after `scripts/runtime.sh up`, in bench/ (a module of
+// its own):
 //
-//	go run ./bench/eventplane -out bench/results/$(date +%F)-$(hostname)/eventplane.json
+//	go run ./eventplane -out results/$(date +%F)-$(hostname)/eventplane.json
 package main
 
 import (
@@ -24,6 +25,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podline/podline/bench/internal/repo"
 )
 
 // config is everything the flags decide.
@@ -106,7 +109,7 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if c.repo == "" {
 		var err error
-		if c.repo, err = findRepo(); err != nil {
+		if c.repo, err = repo.Find(); err != nil {
 			return nil, err
 		}
 	}
@@ -120,25 +123,6 @@ func parseFlags(args []string) (*config, error) {
 		c.out = filepath.Join(c.repo, "bench", "results", time.Now().Format("2006-01-02")+"-"+host, name)
 	}
 	return c, nil
-}
-
-// findRepo walks up from the working directory to podline's go.mod.
-func findRepo() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/podline/podline\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no podline repository around the working directory: give -repo or -podline")
-		}
-		dir = parent
-	}
 }
 
 func main() {

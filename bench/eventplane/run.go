@@ -138,7 +138,7 @@ func newResults(ctx context.Context, b *bench, started time.Time) *results {
 func commandLine() string {
 	name := os.Args[0]
 	if strings.Contains(name, "go-build") {
-		name = "go run ./bench/eventplane"
+		name = "go run ./eventplane"
 	}
 	return strings.Join(append([]string{name}, os.Args[1:]...), " ")
 }

@@ -9,15 +9,16 @@
 // (/podline-bench-*) and pods named "bench-*"; it must not touch pods,
 // cgroups or processes it did not create.
 //
-// As root, from the repository:
+// As root, in bench/ (a module of its own, so that its plotting
+// dependencies stay out of the agent's module graph):
 //
-//	go run ./bench/suite              # the full run (make bench)
-//	go run ./bench/suite -quick       # small N, one pass of each scenario
-//	go run ./bench/suite -scenarios probes -out bench/results/<dir>
-//	go run ./bench/suite -scenarios scale -out bench/results/<dir>
-//	go run ./bench/suite -scenarios cluster -out bench/results/<dir>
-//	go run ./bench/suite -scenarios queue -out bench/results/<dir>
-//	go run ./bench/suite -render bench/results/<dir>/suite.json
+//	go run ./suite              # the full run (make bench)
+//	go run ./suite -quick       # small N, one pass of each scenario
+//	go run ./suite -scenarios probes -out results/<dir>
+//	go run ./suite -scenarios scale -out results/<dir>
+//	go run ./suite -scenarios cluster -out results/<dir>
+//	go run ./suite -scenarios queue -out results/<dir>
+//	go run ./suite -render results/<dir>/suite.json
 package main
 
 import (
@@ -32,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/podline/podline/bench/internal/repo"
 	"github.com/podline/podline/bench/internal/report"
 )
 
@@ -82,7 +84,7 @@ func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
 	fs.BoolVar(&c.quick, "quick", false, "small N and short windows: a smoke run, not a measurement")
 	fs.StringVar(&c.out, "out", "", "results directory (default bench/results/<date>-<hostname>, or a temporary one with -quick)")
-	fs.StringVar(&c.repo, "repo", ".", "the podline repository, to build the binaries from")
+	fs.StringVar(&c.repo, "repo", "", "the podline repository, to build the binaries from (default: the root module around the working directory)")
 	known := append(slices.Clone(allScenarios), optInScenarios...)
 	only := fs.String("scenarios", strings.Join(allScenarios, ","), "scenarios to run: "+strings.Join(known, ",")+" (cluster only when named)")
 	fs.StringVar(&c.kubelet, "kubelet", "", "upstream kubelet binary (default: built and cached by scripts/install-kube.sh)")
@@ -111,6 +113,12 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&c.queueTmpfs, "queue-tmpfs", true, "queue: put the runs' directories on a tmpfs mounted for the scenario")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.repo == "" {
+		var err error
+		if c.repo, err = repo.Find(); err != nil {
+			return nil, err
+		}
 	}
 	c.scenarios = map[string]bool{}
 	for _, s := range strings.Split(*only, ",") {
