@@ -49,6 +49,11 @@ type Merger struct {
 	sources map[string]*sourceState
 	unseen  int
 	names   map[podName]claim
+	// uids says which source holds a UID. A UID is one pod everywhere
+	// downstream (pod workers, directories, cgroups), so a second source
+	// must not hand over a pod under it: a static manifest may write any
+	// uid, an API pod's included.
+	uids map[types.UID]string
 }
 
 type podName struct{ namespace, name string }
@@ -84,6 +89,7 @@ func NewMerger(log *slog.Logger, sources ...string) *Merger {
 		now:     time.Now,
 		sources: make(map[string]*sourceState, len(sources)),
 		names:   make(map[podName]claim),
+		uids:    make(map[types.UID]string),
 	}
 	for _, s := range sources {
 		if _, dup := m.sources[s]; dup {
@@ -105,8 +111,8 @@ func (m *Merger) Updates() <-chan Update { return m.updates }
 func (m *Merger) SeenAll() bool { return m.allSeen.Load() }
 
 // Rejecting reports whether source's last snapshot held pods the merger
-// refused. One refused for a name another source holds is admitted by a
-// later Set once the name is free, so such a source must Set again even
+// refused. One refused for a name or UID another source holds is admitted
+// by a later Set once it is free, so such a source must Set again even
 // when nothing of its own changed.
 func (m *Merger) Rejecting(source string) bool {
 	m.mu.Lock()
@@ -224,6 +230,7 @@ func (m *Merger) sweep(st *sourceState, d *diffResult) {
 			continue
 		}
 		delete(st.entries, uid)
+		delete(m.uids, uid) // only this source could hold it
 		if c, ok := m.names[e.name]; ok && c.uid == uid {
 			delete(m.names, e.name)
 		}
@@ -232,7 +239,8 @@ func (m *Merger) sweep(st *sourceState, d *diffResult) {
 }
 
 // addNew admits snapshot pods with UIDs the source did not have. A
-// namespace/name held by another UID, in any source, stays with its holder.
+// namespace/name held by another UID, in any source, stays with its holder,
+// and so does a UID another source holds.
 // A pod whose UID or names could not each be one path element is refused,
 // whatever its source.
 func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffResult) {
@@ -252,6 +260,10 @@ func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffR
 			m.reject(source, st, p, "duplicate UID in one snapshot")
 			continue
 		}
+		if holder, taken := m.uids[p.UID]; taken {
+			m.reject(source, st, p, "UID already used by a pod from source "+holder)
+			continue
+		}
 		name := podName{p.Namespace, p.Name}
 		if holder, taken := m.names[name]; taken {
 			m.reject(source, st, p, "namespace/name already used by pod "+string(holder.uid)+" from source "+holder.source)
@@ -263,6 +275,7 @@ func (m *Merger) addNew(source string, st *sourceState, pods []*v1.Pod, d *diffR
 		}
 		own := withLocal(p, seen, source)
 		m.names[name] = claim{source: source, uid: p.UID}
+		m.uids[p.UID] = source
 		st.entries[p.UID] = &entry{pod: own, in: p, name: name, gen: st.gen}
 		d.adds = append(d.adds, own)
 	}

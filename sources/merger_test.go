@@ -233,6 +233,31 @@ func TestMergerNameConflicts(t *testing.T) {
 	}
 }
 
+// TestMergerUIDConflicts: a UID is one pod downstream, so a second source
+// handing over a pod under a UID another source holds (a static manifest
+// may write any uid) is refused until the holder lets it go. Found by
+// FuzzMergerSnapshots.
+func TestMergerUIDConflicts(t *testing.T) {
+	log, logs := bufferLogger()
+	m := NewMerger(log, APISource, FileSource)
+	defer m.Close()
+	m.Set(APISource, []*v1.Pod{testPod("db", "u1")})
+	expect(t, m, "ADD api [default/db]")
+
+	m.Set(FileSource, []*v1.Pod{testPod("takeover", "u1"), testPod("own", "u2")})
+	expect(t, m, "ADD file [default/own]")
+	if !strings.Contains(logs.String(), "UID already used by a pod from source api") {
+		t.Fatalf("reject not logged:\n%s", logs)
+	}
+	if !m.Rejecting(FileSource) {
+		t.Error("Rejecting(file) false while its pod waits for the UID")
+	}
+	m.Set(APISource, nil)
+	expect(t, m, "REMOVE api [default/db]")
+	m.Set(FileSource, []*v1.Pod{testPod("takeover", "u1"), testPod("own", "u2")})
+	expect(t, m, "ADD file [default/takeover]")
+}
+
 func TestMergerRename(t *testing.T) {
 	m := NewMerger(discardLogger(), APISource)
 	defer m.Close()
