@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,17 +13,19 @@ import (
 const ResourcePID v1.ResourceName = "pid"
 
 // ParseResourceList reads a --kube-reserved / --system-reserved value:
-// "cpu=100m,memory=100Mi,ephemeral-storage=1Gi,pid=1000".
+// "cpu=100m,memory=100Mi,ephemeral-storage=1Gi,pid=1000". Spaces around
+// names and quantities are dropped, as the kubelet's flag drops them.
 func ParseResourceList(s string) (v1.ResourceList, error) {
 	out := v1.ResourceList{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
 	for _, kv := range strings.Split(s, ",") {
-		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		name, val, ok := strings.Cut(kv, "=")
 		if !ok {
 			return nil, fmt.Errorf("%q: want name=quantity", kv)
 		}
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
 		switch rn := v1.ResourceName(name); rn {
 		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, ResourcePID:
 			q, err := resource.ParseQuantity(val)
@@ -73,15 +76,21 @@ func ParseThresholds(s string) ([]Threshold, error) {
 		}
 		t := Threshold{Signal: signal}
 		if pct, ok := strings.CutSuffix(val, "%"); ok {
-			var p float64
-			if _, err := fmt.Sscanf(pct, "%g", &p); err != nil || p < 0 || p > 100 {
-				return nil, fmt.Errorf("%q: bad percentage", expr)
+			// ParseFloat takes the whole string ("10abc" is refused);
+			// the range check refuses NaN too.
+			p, err := strconv.ParseFloat(pct, 64)
+			if err != nil || !(p >= 0 && p <= 100) {
+				return nil, fmt.Errorf("%q: percentage %q: want a number from 0 to 100", expr, pct)
 			}
 			t.Percentage = p / 100
 		} else {
 			q, err := resource.ParseQuantity(val)
 			if err != nil {
 				return nil, fmt.Errorf("%q: %w", expr, err)
+			}
+			if q.Sign() < 0 {
+				// It would add to allocatable what it should take off.
+				return nil, fmt.Errorf("%q: %s is negative", expr, val)
 			}
 			t.Quantity = &q
 		}

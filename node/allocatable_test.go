@@ -35,6 +35,9 @@ func TestParseResourceList(t *testing.T) {
 	f("cpu", nil, "want name=quantity")
 	f("memory=lots", nil, "memory")
 	f("cpu=-1", nil, "negative")
+	// Spaces around a name or a quantity, as the kubelet's flag allows
+	// (found by FuzzParseResourceList).
+	f(" cpu = 1 ,memory= 1Gi", map[v1.ResourceName]string{"cpu": "1", "memory": "1Gi"}, "")
 }
 
 func TestParseThresholds(t *testing.T) {
@@ -45,7 +48,11 @@ func TestParseThresholds(t *testing.T) {
 	if ts[0].Signal != "memory.available" || ts[0].Quantity.String() != "100Mi" || ts[1].Percentage != 0.10 {
 		t.Fatalf("parsed %+v %+v", ts[0], ts[1])
 	}
-	for _, bad := range []string{"memory.available>1Gi", "disk.free<1Gi", "nodefs.available<150%", "memory.available<much"} {
+	// Negative quantities, NaN and trailing garbage in a percentage were
+	// accepted until FuzzParseThresholds found them; a negative threshold
+	// made allocatable larger than capacity.
+	for _, bad := range []string{"memory.available>1Gi", "disk.free<1Gi", "nodefs.available<150%", "memory.available<much",
+		"memory.available<-1Gi", "nodefs.available<NaN%", "nodefs.available<10abc%", "nodefs.available<-1%"} {
 		if _, err := ParseThresholds(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
