@@ -81,11 +81,16 @@ func exitCode(status int32) (code, signal int32) {
 // bootToWall converts a CLOCK_BOOTTIME reading of the kernel into wall-clock
 // time. The offset is taken per event, not once: podline runs for months
 // and the wall clock gets stepped; a clock read costs far less than the ring
-// buffer wakeup that delivered the event.
+// buffer wakeup that delivered the event. The kernel stamped the event
+// before this read, so a stamp at or past it (a broken record; past int64
+// it would wrap the subtraction) is taken as now, never as the future.
 func bootToWall(bootNs uint64) time.Time {
 	now := time.Now()
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return now
+	}
+	if bootNs >= uint64(ts.Nano()) {
 		return now
 	}
 	return now.Add(-time.Duration(ts.Nano() - int64(bootNs)))

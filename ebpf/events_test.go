@@ -66,3 +66,16 @@ func TestDecode(t *testing.T) {
 		t.Error("decoded a short record")
 	}
 }
+
+// TestBootToWallNeverInTheFuture: a stamp the boot clock has not reached,
+// or one past int64 (whose subtraction wrapped), reads as now, not as a
+// date years ahead. Found by FuzzDecode.
+func TestBootToWallNeverInTheFuture(t *testing.T) {
+	for _, ns := range []uint64{1 << 62, 1<<63 + 5, ^uint64(0)} {
+		before := time.Now()
+		got := bootToWall(ns)
+		if got.Before(before) || got.After(time.Now()) {
+			t.Errorf("bootToWall(%d) = %v, want the moment it was called", ns, got)
+		}
+	}
+}
