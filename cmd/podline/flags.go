@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"path/filepath"
 	"slices"
@@ -212,9 +213,10 @@ func (o *options) validate() error {
 		{o.nodeStatusUpdateFrequency <= 0, "--node-status-update-frequency", "must be positive"},
 		{o.nodeStatusReportFrequency < 0, "--node-status-report-frequency", "must not be negative"},
 		{o.nodeLeaseDurationSeconds <= 0, "--node-lease-duration-seconds", "must be positive"},
-		{o.kubeAPIQPS <= 0, "--kube-api-qps", "must be positive"},
+		// Written as !(x > 0) so NaN is refused too; +Inf is no rate.
+		{!(o.kubeAPIQPS > 0) || math.IsInf(o.kubeAPIQPS, 1), "--kube-api-qps", "must be a positive number"},
 		{o.kubeAPIBurst < 1, "--kube-api-burst", "must be at least 1"},
-		{o.eventQPS <= 0, "--event-qps", "must be positive"},
+		{!(o.eventQPS > 0) || math.IsInf(o.eventQPS, 1), "--event-qps", "must be a positive number"},
 		{o.eventBurst < 1, "--event-burst", "must be at least 1"},
 		{o.port < 0 || o.port > 65535, "--port", "must be 0-65535"},
 	}

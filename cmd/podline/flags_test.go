@@ -48,6 +48,9 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 	f([]string{"--cluster-dns=10.0.0.10,nope"}, "--cluster-dns")
 	f([]string{"--read-only-port=70000"}, "--read-only-port")
 	f([]string{"--node-ip=x"}, "--node-ip")
+	// NaN passed "<= 0" until FuzzFlags found it.
+	f([]string{"--kube-api-qps=NaN"}, "--kube-api-qps")
+	f([]string{"--event-qps=+Inf"}, "--event-qps")
 	f([]string{"--pipeline-window=0"}, "--pipeline-window")
 	f([]string{"--queue=chan"}, "--queue")
 	f([]string{"--queue="}, "--queue")
