@@ -1,7 +1,6 @@
 package logs
 
 import (
-	"bytes"
 	"errors"
 	"testing"
 	"time"
@@ -62,27 +61,4 @@ func TestParseCRIMalformed(t *testing.T) {
 	f("2016-10-06 stdout F x\n")
 	f("yesterday stdout F x\n")
 	f(`{"log":"docker json\n","stream":"stdout","time":"2016-10-20T18:39:20.57606443Z"}` + "\n")
-}
-
-// FuzzParseCRI holds the parser to never panicking and to the format's
-// invariants, whatever a torn or hostile file holds.
-func FuzzParseCRI(f *testing.F) {
-	f.Add([]byte("2016-10-06T00:17:09.669794202Z stdout F log content 1\n"))
-	f.Add([]byte("2016-10-06T00:17:09.669794202Z stderr P \n"))
-	f.Add([]byte("2016-10-06T00:17:09Z stdout P:x:y a b\n"))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		e, err := parseCRI(line)
-		if err != nil {
-			return
-		}
-		// The content is the line's end, less the newline a partial
-		// entry does not own.
-		rest := line
-		if e.partial {
-			rest = bytes.TrimSuffix(line, []byte{'\n'})
-		}
-		if !bytes.HasSuffix(rest, e.content) {
-			t.Errorf("parseCRI(%q) content %q is not the line's end", line, e.content)
-		}
-	})
 }
