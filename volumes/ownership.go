@@ -106,54 +106,69 @@ func prepareDir(dir string, inMemory bool) error {
 	return nil
 }
 
-// ownFile sets a file's mode and owners: uid when not root, the fsGroup
-// when there is one.
-func (w writer) ownFile(path string, mode fs.FileMode, uid int) error {
+// ownOpen sets an open file's mode and owners: uid when not root, the
+// fsGroup when there is one. On the descriptor, not a path: the file a
+// write just made is the one that changes, whatever is renamed meanwhile.
+func (w writer) ownOpen(f *os.File, mode fs.FileMode, uid int) error {
 	if uid == 0 {
 		uid = -1
 	}
 	if uid >= 0 || w.gid >= 0 {
-		if err := os.Lchown(path, uid, w.gid); err != nil {
-			return fmt.Errorf("chown %s: %w", path, err)
+		if err := f.Chown(uid, w.gid); err != nil {
+			return fmt.Errorf("chown %s: %w", f.Name(), err)
 		}
 	}
-	// Set, not left to WriteFile or Mkdir: the umask narrows what they
+	// Set, not left to OpenFile or Mkdir: the umask narrows what they
 	// create, and chown clears setgid.
-	if err := os.Chmod(path, mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
+	if err := f.Chmod(mode); err != nil {
+		return fmt.Errorf("chmod %s: %w", f.Name(), err)
 	}
 	return nil
 }
 
-// ownDir sets a directory's mode, and with an fsGroup its group and the
-// bits that let the group reach every file, setgid among them.
-func (w writer) ownDir(path string, mode fs.FileMode) error {
+// ownDir sets the mode of a directory beneath root, and with an fsGroup
+// its group and the bits that let the group reach every file, setgid
+// among them.
+func (w writer) ownDir(root *os.Root, name string, mode fs.FileMode) error {
 	if w.gid >= 0 {
 		mode |= fsGroupDirBits
 	}
-	return w.ownFile(path, mode, 0)
+	d, err := root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return w.ownOpen(d, mode, 0)
 }
 
 // ownRoot gives the volume directory itself to the fsGroup, keeping its
-// mode (prepareDir's) and adding the group's bits.
+// mode (prepareDir's) and adding the group's bits. The directory is
+// podline's (the pod directory's volumes/<plugin>/<name>), not the pod's.
 func (w writer) ownRoot(dir string) error {
 	if w.gid < 0 {
 		return nil
 	}
-	fi, err := os.Stat(dir)
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
-	return w.ownDir(dir, fi.Mode()&(fs.ModePerm|fs.ModeSticky))
+	defer d.Close()
+	fi, err := d.Stat()
+	if err != nil {
+		return err
+	}
+	mode := fi.Mode()&(fs.ModePerm|fs.ModeSticky) | fsGroupDirBits
+	return w.ownOpen(d, mode, 0)
 }
 
-// ownLink gives a symlink to the fsGroup; its mode means nothing.
-func (w writer) ownLink(path string) error {
+// ownLink gives a symlink beneath root to the fsGroup; its mode means
+// nothing.
+func (w writer) ownLink(root *os.Root, name string) error {
 	if w.gid < 0 {
 		return nil
 	}
-	if err := os.Lchown(path, -1, w.gid); err != nil {
-		return fmt.Errorf("chown %s: %w", path, err)
+	if err := root.Lchown(name, -1, w.gid); err != nil {
+		return fmt.Errorf("chown %s: %w", name, err)
 	}
 	return nil
 }
