@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -137,55 +135,6 @@ func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) er
 		err = checkHostPath(path, vol.HostPath.Type)
 	}
 	return err
-}
-
-// checkHostPath applies a hostPath volume's type check, creating the path
-// for the *OrCreate types.
-func checkHostPath(path string, typ *v1.HostPathType) error {
-	t := v1.HostPathUnset
-	if typ != nil {
-		t = *typ
-	}
-	if !filepath.IsAbs(path) {
-		return fmt.Errorf("hostPath %q is not absolute", path)
-	}
-	switch t {
-	case v1.HostPathUnset:
-		return nil
-	case v1.HostPathDirectoryOrCreate:
-		return os.MkdirAll(path, 0o755)
-	case v1.HostPathFileOrCreate:
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			return f.Close()
-		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("hostPath type check %s: %w", t, err)
-	}
-	want := map[v1.HostPathType]func(fs.FileMode) bool{
-		v1.HostPathDirectoryOrCreate: fs.FileMode.IsDir,
-		v1.HostPathDirectory:         fs.FileMode.IsDir,
-		v1.HostPathFileOrCreate:      fs.FileMode.IsRegular,
-		v1.HostPathFile:              fs.FileMode.IsRegular,
-		v1.HostPathSocket:            func(m fs.FileMode) bool { return m&fs.ModeSocket != 0 },
-		v1.HostPathCharDev:           func(m fs.FileMode) bool { return m&fs.ModeCharDevice != 0 },
-		v1.HostPathBlockDev:          func(m fs.FileMode) bool { return m&fs.ModeDevice != 0 && m&fs.ModeCharDevice == 0 },
-	}[t]
-	if want == nil {
-		return fmt.Errorf("unknown hostPath type %q", t)
-	}
-	if !want(fi.Mode()) {
-		return fmt.Errorf("hostPath type check failed: %s is not a %s", path, t)
-	}
-	return nil
 }
 
 // teardown unmounts the pod's volume mounts and, once no source has the
