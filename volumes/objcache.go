@@ -29,6 +29,9 @@ type cachedObject struct {
 	data  map[string][]byte // shared by every reader: read only
 	found bool
 	err   error
+	// readers counts the gets that shared this read: tests see from it
+	// that a reader joined a read in flight. Guarded by objectCache.mu.
+	readers int
 }
 
 // objectCache coalesces reads of the same object within objectTTL. Only
@@ -43,7 +46,17 @@ func newObjectCache(now func() time.Time) *objectCache {
 	return &objectCache{objects: make(map[objectKey]*cachedObject), now: now}
 }
 
-// get returns the cached answer for key, or reads it with fetch.
+// objectReadTimeout bounds one shared read. The read runs for everyone
+// waiting on it, so it must not run under the context of whichever reader
+// came first: that reader's pass being cancelled (its pod deleted) would
+// fail the read for all the others. Each reader still stops waiting on its
+// own context; this only ends a read that nobody's context would.
+const objectReadTimeout = 30 * time.Second
+
+// get returns the cached answer for key, or reads it with fetch. The read
+// is shared by every reader of key meanwhile and runs apart from them
+// (see objectReadTimeout); a reader whose ctx ends stops waiting with
+// ctx's error, and the read goes on for the others.
 func (c *objectCache) get(ctx context.Context, key objectKey, fetch func(context.Context) (map[string][]byte, bool, error)) (map[string][]byte, bool, error) {
 	c.mu.Lock()
 	o := c.objects[key]
@@ -54,17 +67,10 @@ func (c *objectCache) get(ctx context.Context, key objectKey, fetch func(context
 		o = &cachedObject{done: make(chan struct{})}
 		c.prune()
 		c.objects[key] = o
-		c.mu.Unlock()
-		o.data, o.found, o.err = fetch(ctx)
-		c.mu.Lock()
-		o.at = c.now()
-		if o.err != nil && c.objects[key] == o {
-			delete(c.objects, key)
-		}
-		c.mu.Unlock()
-		close(o.done)
-		return o.data, o.found, o.err
+		// Without the reader's cancellation, with its values.
+		go c.read(context.WithoutCancel(ctx), key, o, fetch)
 	}
+	o.readers++
 	c.mu.Unlock()
 	select {
 	case <-o.done:
@@ -72,6 +78,21 @@ func (c *objectCache) get(ctx context.Context, key objectKey, fetch func(context
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
 	}
+}
+
+// read fills o with one fetch of key and wakes its readers.
+func (c *objectCache) read(ctx context.Context, key objectKey, o *cachedObject, fetch func(context.Context) (map[string][]byte, bool, error)) {
+	ctx, cancel := context.WithTimeout(ctx, objectReadTimeout)
+	defer cancel()
+	data, found, err := fetch(ctx)
+	c.mu.Lock()
+	o.data, o.found, o.err = data, found, err
+	o.at = c.now()
+	if err != nil && c.objects[key] == o {
+		delete(c.objects, key)
+	}
+	c.mu.Unlock()
+	close(o.done)
 }
 
 // fresh: in flight, or answered less than objectTTL ago. Called with mu.

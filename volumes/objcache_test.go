@@ -2,6 +2,7 @@ package volumes
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -60,5 +61,95 @@ func TestObjectReadsAreCoalesced(t *testing.T) {
 	}
 	if n := gets(); n != 3 {
 		t.Fatalf("%d GETs, want 3 (ca once, later twice)", n)
+	}
+}
+
+// A reader that gives up (its pod's pass was cancelled) does not hand its
+// context.Canceled to the others waiting on the same read: the read goes
+// on under its own deadline, and each reader stops waiting on its own
+// context only.
+func TestCancelledReaderDoesNotFailOthers(t *testing.T) {
+	c := newObjectCache(time.Now)
+	key := configMapRef("shop", "settings")
+	release := make(chan struct{})
+	var deadlined bool
+	fetch := func(ctx context.Context) (map[string][]byte, bool, error) {
+		_, deadlined = ctx.Deadline()
+		select {
+		case <-release:
+			return map[string][]byte{"k": []byte("v")}, true, nil
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+	first, cancelFirst := context.WithCancel(context.Background())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, _, err := c.get(first, key, fetch)
+		firstErr <- err
+	}()
+	readers := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if o := c.objects[key]; o != nil {
+			return o.readers
+		}
+		return 0
+	}
+	for readers() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	type result struct {
+		data  map[string][]byte
+		found bool
+		err   error
+	}
+	second := make(chan result, 1)
+	go func() {
+		data, found, err := c.get(context.Background(), key, func(context.Context) (map[string][]byte, bool, error) {
+			t.Error("the second reader read again instead of joining the read in flight")
+			return nil, false, nil
+		})
+		second <- result{data, found, err}
+	}()
+	// The second reader joins the read in flight before the first gives up.
+	for readers() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	cancelFirst()
+	// The first reader stops waiting at once, with its own error, while
+	// the read is still in flight.
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first reader: %v, want its own context.Canceled", err)
+	}
+	close(release)
+	r := <-second
+	if r.err != nil || !r.found || string(r.data["k"]) != "v" {
+		t.Fatalf("second reader got %v %v %v, want the object", r.data, r.found, r.err)
+	}
+	if !deadlined {
+		t.Error("the shared read runs without a deadline of its own")
+	}
+	// The answer is cached for later readers.
+	if _, found, err := c.get(context.Background(), key, nil); !found || err != nil {
+		t.Fatalf("later reader: %v %v", found, err)
+	}
+}
+
+// A reader whose own context ends stops waiting even when the read it
+// joined hangs; the read's own deadline then fails it for no one else.
+func TestReaderStopsOnItsOwnContext(t *testing.T) {
+	c := newObjectCache(time.Now)
+	key := secretRef("shop", "token")
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	fetch := func(ctx context.Context) (map[string][]byte, bool, error) {
+		<-hang
+		return nil, false, errors.New("too late")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, _, err := c.get(ctx, key, fetch); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the reader's own deadline", err)
 	}
 }
