@@ -1,6 +1,7 @@
 package pleg
 
 import (
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,20 @@ func containerState(s runtimeapi.ContainerState) ContainerState {
 	return ContainerUnknown
 }
 
+// recordedGrace reads the grace period recorded on a container; nil when
+// there is none, or it is not a count of seconds.
+func recordedGrace(annotations map[string]string) *int64 {
+	v, ok := annotations[cri.AnnotationTerminationGrace]
+	if !ok {
+		return nil
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || secs < 0 {
+		return nil
+	}
+	return &secs
+}
+
 // ContainerFromList converts a ListContainers entry: state and identity,
 // but no exit code or times beyond creation.
 func ContainerFromList(c *runtimeapi.Container) *Container {
@@ -82,6 +97,7 @@ func ContainerFromList(c *runtimeapi.Container) *Container {
 		Attempt:   c.GetMetadata().GetAttempt(),
 		State:     containerState(c.GetState()),
 		Hash:      c.GetAnnotations()[cri.AnnotationContainerHash],
+		Grace:     recordedGrace(c.GetAnnotations()),
 		Init:      c.GetAnnotations()[cri.AnnotationInitContainer] == "true",
 		Image:     c.GetImage().GetUserSpecifiedImage(),
 		ImageRef:  c.GetImageRef(),
@@ -103,6 +119,7 @@ func ContainerFromStatus(st *runtimeapi.ContainerStatus, sandboxID string) *Cont
 		Attempt:    st.GetMetadata().GetAttempt(),
 		State:      containerState(st.GetState()),
 		Hash:       st.GetAnnotations()[cri.AnnotationContainerHash],
+		Grace:      recordedGrace(st.GetAnnotations()),
 		Init:       st.GetAnnotations()[cri.AnnotationInitContainer] == "true",
 		Image:      st.GetImage().GetUserSpecifiedImage(),
 		ImageRef:   st.GetImageRef(),

@@ -2,6 +2,7 @@ package pleg
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -68,7 +69,9 @@ func TestSandboxConversions(t *testing.T) {
 
 func TestContainerConversions(t *testing.T) {
 	meta := &runtimeapi.ContainerMetadata{Name: "app", Attempt: 3}
-	annotations := map[string]string{cri.AnnotationContainerHash: "abc123", cri.AnnotationInitContainer: "true"}
+	annotations := map[string]string{cri.AnnotationContainerHash: "abc123", cri.AnnotationInitContainer: "true",
+		cri.AnnotationTerminationGrace: "45"}
+	grace := int64(45)
 	f := func(name string, got, want *Container) {
 		t.Helper()
 		if !reflect.DeepEqual(got, want) {
@@ -80,7 +83,7 @@ func TestContainerConversions(t *testing.T) {
 		Image: &runtimeapi.ImageSpec{Image: "sha256:def", UserSpecifiedImage: "busybox:1.36"}, ImageRef: "sha256:def",
 		CreatedAt: ns1, Annotations: annotations,
 	}), &Container{ID: "c1", SandboxID: "sb1", Name: "app", Attempt: 3, State: ContainerRunning, Hash: "abc123",
-		Init: true, Image: "busybox:1.36", ImageRef: "sha256:def", CreatedAt: time.Unix(0, ns1)})
+		Grace: &grace, Init: true, Image: "busybox:1.36", ImageRef: "sha256:def", CreatedAt: time.Unix(0, ns1)})
 	f("list entry of an app container in the unknown state", ContainerFromList(&runtimeapi.Container{
 		Id: "c1", PodSandboxId: "sb1", Metadata: meta, State: runtimeapi.ContainerState_CONTAINER_UNKNOWN,
 		Annotations: map[string]string{cri.AnnotationInitContainer: "false"},
@@ -93,7 +96,7 @@ func TestContainerConversions(t *testing.T) {
 		Image: &runtimeapi.ImageSpec{Image: "sha256:def", UserSpecifiedImage: "busybox:1.36"}, ImageRef: "sha256:def",
 		Annotations: annotations,
 	}, "sb1"), &Container{ID: "c1", SandboxID: "sb1", Name: "app", Attempt: 3, State: ContainerExited,
-		Hash: "abc123", Init: true, Image: "busybox:1.36", ImageRef: "sha256:def",
+		Hash: "abc123", Grace: &grace, Init: true, Image: "busybox:1.36", ImageRef: "sha256:def",
 		CreatedAt: time.Unix(0, ns1), StartedAt: time.Unix(0, ns1+1_000), FinishedAt: time.Unix(0, ns1+2_000_000_000),
 		ExitCode: 137, Reason: "OOMKilled", Message: "out of memory", Detailed: true})
 	f("created status: no start or finish yet, image from the image spec", ContainerFromStatus(&runtimeapi.ContainerStatus{
@@ -101,4 +104,34 @@ func TestContainerConversions(t *testing.T) {
 		Image: &runtimeapi.ImageSpec{Image: "docker.io/library/busybox:1.36"},
 	}, "sb1"), &Container{ID: "c1", SandboxID: "sb1", Name: "app", Attempt: 3, State: ContainerCreated,
 		Image: "docker.io/library/busybox:1.36", CreatedAt: time.Unix(0, ns1), Detailed: true})
+}
+
+// The grace period recorded on a container is read back, so an orphan
+// stops within its own; anything else is no recorded grace.
+func TestRecordedGrace(t *testing.T) {
+	f := func(annotations map[string]string, want *int64) {
+		t.Helper()
+		got := ContainerFromList(&runtimeapi.Container{Id: "c1", Annotations: annotations}).Grace
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: grace %v, want %v", annotations, ptrString(got), ptrString(want))
+		}
+		got = ContainerFromStatus(&runtimeapi.ContainerStatus{Id: "c1", Annotations: annotations}, "sb1").Grace
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: status grace %v, want %v", annotations, ptrString(got), ptrString(want))
+		}
+	}
+	secs := func(n int64) *int64 { return &n }
+	f(nil, nil)
+	f(map[string]string{cri.AnnotationTerminationGrace: "120"}, secs(120))
+	f(map[string]string{cri.AnnotationTerminationGrace: "0"}, secs(0))
+	f(map[string]string{cri.AnnotationTerminationGrace: ""}, nil)
+	f(map[string]string{cri.AnnotationTerminationGrace: "-1"}, nil)
+	f(map[string]string{cri.AnnotationTerminationGrace: "30s"}, nil)
+}
+
+func ptrString(p *int64) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*p, 10)
 }

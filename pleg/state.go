@@ -68,7 +68,12 @@ type Container struct {
 	State     ContainerState
 	// Hash is the spec hash podline stored on the container when it created
 	// it; a different hash in the desired spec means restart.
-	Hash       string
+	Hash string
+	// Grace is the pod's grace period in seconds that podline recorded on
+	// the container when it created it (cri.AnnotationTerminationGrace),
+	// so that a container whose pod no source knows any more still stops
+	// within its own grace; nil when none was recorded.
+	Grace      *int64
 	Init       bool
 	Image      string
 	ImageRef   string

@@ -27,20 +27,35 @@ func (s *ContainerStage) teardown(w *Work) Outcome {
 	if rt == nil {
 		return Next()
 	}
-	var kills []KillAction
-	grace := time.Duration(v1.DefaultTerminationGracePeriodSeconds) * time.Second
-	for _, c := range rt.Containers {
-		if c.State == pleg.ContainerRunning || c.State == pleg.ContainerCreated || c.State == pleg.ContainerUnknown {
-			kills = append(kills, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "pod is being removed"})
-		}
-	}
+	kills := teardownKills(rt, w.Pod == nil)
 	if len(kills) == 0 {
 		return Next()
 	}
+	grace := time.Duration(v1.DefaultTerminationGracePeriodSeconds) * time.Second
 	if w.Pod != nil {
 		grace = podGrace(w.Pod)
 	}
 	return Outcome{Async: s.kill(w.Pod, w.UID, kills, grace)}
+}
+
+// teardownKills lists the containers of rt that a teardown stops. An
+// orphan's spec is gone (podline restarted after its pod was deleted), so
+// each of its containers stops within the grace period recorded on it when
+// it was made, as the kubelet restores it from the container; only a
+// container without one gets the default.
+func teardownKills(rt *pleg.Pod, orphan bool) []KillAction {
+	var kills []KillAction
+	for _, c := range rt.Containers {
+		if c.State != pleg.ContainerRunning && c.State != pleg.ContainerCreated && c.State != pleg.ContainerUnknown {
+			continue
+		}
+		k := KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "pod is being removed"}
+		if orphan {
+			k.Grace = c.Grace
+		}
+		kills = append(kills, k)
+	}
+	return kills
 }
 
 // killWaves orders the stops of a pod's containers as the kubelet orders

@@ -134,3 +134,52 @@ func TestTeardownStopsSidecarsLast(t *testing.T) {
 		}
 	}
 }
+
+// An orphan's containers (their pod deleted while podline was down) stop
+// within the grace period recorded on each when it was made; only one
+// without a recorded grace gets the default 30 s. A pod that a source
+// still has stops within its own, latest grace period instead.
+func TestOrphanStopsWithinRecordedGrace(t *testing.T) {
+	const uid = "orphan-uid"
+	cache := pleg.NewCache()
+	cache.UpsertSandbox(uid, "web", "shop", rtReady("sb1", 0))
+	recorded := func(c *pleg.Container, secs int64) *pleg.Container { c.Grace = &secs; return c }
+	for _, c := range []*pleg.Container{
+		recorded(rtRunning("a1", "sb1", "a", 0), 5),
+		recorded(rtRunning("b1", "sb1", "b", 0), 120),
+		recorded(rtRunning("z1", "sb1", "z", 0), 0),
+		rtRunning("n1", "sb1", "n", 0),
+	} {
+		cache.UpsertContainer(uid, c)
+	}
+	stop := func(pod *v1.Pod) map[string]time.Duration {
+		t.Helper()
+		rec := &stopRecorder{grace: map[string]time.Duration{}}
+		s := &ContainerStage{Runtime: rec, Cache: cache}
+		out := s.Handle(&Work{UID: uid, Pod: pod, Sync: &PodSync{}, Teardown: true, Removed: true, ctx: context.Background()})
+		if out.Async == nil {
+			t.Fatal("teardown planned no stop")
+		}
+		if err := out.Async(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return rec.grace
+	}
+	want := map[string]time.Duration{"a1": 5 * time.Second, "b1": 2 * time.Minute, "z1": minKillGrace, "n1": 30 * time.Second}
+	if got := stop(nil); !reflect.DeepEqual(got, want) {
+		t.Errorf("orphan stopped with %v, want %v", got, want)
+	}
+
+	// The same containers, their pod known and being deleted with 10 s.
+	for _, id := range []string{"a2", "b2", "z2", "n2"} {
+		cache.UpsertContainer(uid, recorded(rtRunning(id, "sb1", id[:1], 1), 5))
+	}
+	pod := unitPod(withApps("a", "b", "z", "n"))
+	pod.UID = uid
+	pod.DeletionTimestamp = &metav1.Time{Time: baseTime}
+	pod.DeletionGracePeriodSeconds = ptrOf(int64(10))
+	want = map[string]time.Duration{"a2": 10 * time.Second, "b2": 10 * time.Second, "z2": 10 * time.Second, "n2": 10 * time.Second}
+	if got := stop(pod); !reflect.DeepEqual(got, want) {
+		t.Errorf("known pod stopped with %v, want its own %v", got, want)
+	}
+}
