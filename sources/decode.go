@@ -37,6 +37,9 @@ func Decode(data []byte) ([]*v1.Pod, error) {
 			return nil, err
 		}
 		pods = append(pods, ps...)
+		if len(pods) > maxManifestPods {
+			return nil, tooManyPods()
+		}
 	}
 	for _, p := range pods {
 		p.TypeMeta = metav1.TypeMeta{}
@@ -95,7 +98,29 @@ func decodeDocument(doc []byte) ([]*v1.Pod, error) {
 	}
 }
 
+// tooManyPods is the error of a manifest past maxManifestPods.
+func tooManyPods() error {
+	return newClassError(ErrDecode, fmt.Sprintf("items: more than %d pods in one manifest: split it", maxManifestPods), nil)
+}
+
+// countItems counts a list's items without decoding them, for a cost of
+// the order of the list's bytes.
+func countItems(js []byte) (int, error) {
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(js, &list); err != nil {
+		return 0, newClassError(ErrDecode, err.Error(), err)
+	}
+	return len(list.Items), nil
+}
+
 func decodePodList(js []byte) ([]*v1.Pod, error) {
+	if n, err := countItems(js); err != nil {
+		return nil, err
+	} else if n > maxManifestPods {
+		return nil, tooManyPods()
+	}
 	var list v1.PodList
 	if err := decodeStrict(js, &list, ""); err != nil {
 		return nil, err
@@ -115,6 +140,11 @@ func decodePodList(js []byte) ([]*v1.Pod, error) {
 // decodeList reads a generic v1 List, whose items must each say they are
 // v1 Pods.
 func decodeList(js []byte) ([]*v1.Pod, error) {
+	if n, err := countItems(js); err != nil {
+		return nil, err
+	} else if n > maxManifestPods {
+		return nil, tooManyPods()
+	}
 	var list struct {
 		metav1.TypeMeta `json:",inline"`
 		metav1.ListMeta `json:"metadata,omitempty"`

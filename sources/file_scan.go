@@ -220,12 +220,17 @@ func (s *ManifestPath) load(path string) ([]*v1.Pod, error) {
 		return nil, newClassError(ErrFetch, err.Error(), err)
 	}
 	defer f.Close()
+	// The size of the file opened, not of the one stat'ed by the scan:
+	// a rename may have come between.
+	if info, err := f.Stat(); err == nil && info.Size() > maxManifestBytes {
+		return nil, errTooLarge("file", info.Size())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
 	if err != nil {
 		return nil, newClassError(ErrFetch, err.Error(), err)
 	}
 	if len(data) > maxManifestBytes {
-		return nil, newClassError(ErrFetch, fmt.Sprintf("larger than %d bytes", maxManifestBytes), nil)
+		return nil, errTooLarge("file", 0) // it grew while read
 	}
 	pods, err := loadStatic(data, FileSource, path, s.nodeName)
 	if err != nil {

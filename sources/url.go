@@ -127,12 +127,19 @@ func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096)) // lets the connection be reused
 		return nil, newClassError(ErrFetch, "status "+resp.Status, nil)
 	}
+	if resp.ContentLength > maxManifestBytes {
+		// Not read, not drained: the connection goes with the body.
+		return nil, errTooLarge("body", resp.ContentLength)
+	}
 	var buf bytes.Buffer
+	if resp.ContentLength > 0 {
+		buf.Grow(int(resp.ContentLength) + bytes.MinRead) // one allocation, not a doubling series
+	}
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxManifestBytes+1)); err != nil {
 		return nil, newClassError(ErrFetch, err.Error(), err)
 	}
 	if buf.Len() > maxManifestBytes {
-		return nil, newClassError(ErrFetch, fmt.Sprintf("body larger than %d bytes", maxManifestBytes), nil)
+		return nil, errTooLarge("body", 0)
 	}
 	return buf.Bytes(), nil
 }
