@@ -50,6 +50,11 @@ func (s *CRIEvents) apply(ev *runtimeapi.ContainerEventResponse, now time.Time) 
 			s.log.Debug("container event without a known sandbox", "pod", uid, "container", cid)
 			continue
 		}
+		if s.objects.gone(sandboxID) {
+			// Its sandbox was deleted, and the containers with it: cached,
+			// it would hang under a sandbox the pod no longer has.
+			continue
+		}
 		if s.cache.UpsertContainer(uid, containerFromEvent(cs, sandboxID)) {
 			changed = true
 		}

@@ -71,6 +71,12 @@ func (t *objectTable) applied(id string, uid types.UID, sandboxID string, at tim
 	}
 }
 
+// gone reports whether id was deleted (and not yet forgotten).
+func (t *objectTable) gone(id string) bool {
+	o := t.byID[id]
+	return o != nil && o.deleted
+}
+
 // bury marks an object deleted until tombstoneTTL after now.
 func (t *objectTable) bury(id string, uid types.UID, sandbox bool, now time.Time) {
 	o := t.byID[id]
