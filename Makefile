@@ -8,7 +8,7 @@ GOFILES    = $(shell git ls-files --cached --others --exclude-standard '*.go')
 # Benchmarks compare the lock-free queue with a buffered channel.
 BENCH_CPU ?= 1,2,4,8
 
-.PHONY: all build run stop cluster cluster-down test test-unit test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
+.PHONY: all build run stop cluster cluster-down test test-unit test-fuzz fuzz test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
 
 all: build
 
@@ -34,7 +34,7 @@ stop:
 	scripts/runtime.sh down
 	scripts/agent.sh cleanup
 
-test: lint check-generate test-unit test-e2e bench-quick
+test: lint check-generate test-unit test-fuzz test-e2e bench-quick
 
 lint:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -58,6 +58,19 @@ check-generate:
 test-unit:
 	$(GO) test -race -count=1 ./...
 	cd bench && $(GO) test -race -count=1 ./...
+
+# Fuzzing: every func FuzzXxx in the module (scripts/fuzz.sh finds them),
+# one after the other. test-fuzz runs each for a few seconds on top of its
+# committed seeds; fuzz runs each for long and prints executions per target.
+# A crash leaves its input in the package's testdata/fuzz/FuzzXxx/.
+FUZZTIME       ?= 5m
+FUZZTIME_QUICK ?= 3s
+
+test-fuzz:
+	scripts/fuzz.sh $(FUZZTIME_QUICK)
+
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 # End-to-end: the podline binary against the real containerd + runc, an
 # image registry on loopback and, for the cluster tests, a real etcd +
