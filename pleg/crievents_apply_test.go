@@ -215,6 +215,19 @@ func TestCRIEventsApplyDeletionOfRelistedObjects(t *testing.T) {
 	}
 }
 
+// A sandbox deleted before any event described it (so not known to be a
+// sandbox) keeps out the containers a later event carries with its status:
+// they would hang under a sandbox the pod does not have. Found by
+// FuzzCRIEventsApply.
+func TestCRIEventsApplyContainersOfDeletedSandbox(t *testing.T) {
+	s, cache := newApplySource()
+	s.apply(event(evDeleted, "sb1", t0, nil, ctrStatus("c1", "u1", "app", ctrExited, 0)), now0)
+	s.apply(event(evCreated, "c3", t0+1, sbStatus("sb1", "u1", sbReady), ctrStatus("c1", "u1", "app", ctrExited, 0)), now0)
+	if p := cache.Get("u1"); p != nil && (p.Container("c1") != nil || p.Sandbox("sb1") != nil) {
+		t.Fatalf("containers of a deleted sandbox cached: %+v", p)
+	}
+}
+
 // A container status names no sandbox; without the event's sandbox status
 // the cached container supplies it, and a container nobody knows waits.
 func TestCRIEventsApplyContainerWithoutSandboxStatus(t *testing.T) {
