@@ -99,7 +99,9 @@ func cadvisorFamilies(s *stats.Snapshot) []*dto.MetricFamily {
 		}
 	}
 	f := fam("container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", true)
-	each(f, func(c *stats.ContainerSample) (float64, bool) { return float64(c.Cgroup.CPUUsageNanos) / 1e9, c.Cgroup.HasCPU }, "cpu", "total")
+	each(f, func(c *stats.ContainerSample) (float64, bool) {
+		return float64(c.Cgroup.CPUUsageNanos) / 1e9, c.Cgroup.HasCPU
+	}, "cpu", "total")
 	keep(f)
 	f = fam("container_memory_usage_bytes", "Current memory usage in bytes, including all memory regardless of when it was accessed", false)
 	each(f, mem(func(c *stats.ContainerSample) uint64 { return c.Cgroup.MemoryUsage }))
