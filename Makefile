@@ -41,6 +41,7 @@ lint:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
+	scripts/vulncheck.sh
 
 # generate: rebuild the committed BPF objects (needs clang: scripts/install-bpf-tools.sh).
 generate:
