@@ -28,7 +28,7 @@ func ParseResourceList(s string) (v1.ResourceList, error) {
 		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
 		switch rn := v1.ResourceName(name); rn {
 		case v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage, ResourcePID:
-			q, err := resource.ParseQuantity(val)
+			q, err := parseBounded(val)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
@@ -41,6 +41,36 @@ func ParseResourceList(s string) (v1.ResourceList, error) {
 		}
 	}
 	return out, nil
+}
+
+// maxQuantityExponent bounds the decimal exponent of a flag's quantity:
+// int64 holds 9.2e18. Past it a quantity is an arbitrary-precision number,
+// and arithmetic with 1e66600000 ran for half a minute (Cmp, Sub).
+const maxQuantityExponent = 18
+
+// parseBounded parses a quantity in the range the node's resources live
+// in, refusing an exponent past maxQuantityExponent. The quantity is
+// rewritten in its canonical form first, which is cheap and turns
+// 0e66600000 into 0.
+func parseBounded(val string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(val)
+	if err != nil {
+		return q, err
+	}
+	canonical := q.String()
+	if q, err = resource.ParseQuantity(canonical); err != nil {
+		return q, err
+	}
+	digits := strings.TrimLeft(canonical, "+-0123456789.")
+	if exp, ok := strings.CutPrefix(strings.ToLower(digits), "e"); ok {
+		if n, err := strconv.Atoi(exp); err != nil || n > maxQuantityExponent {
+			return q, fmt.Errorf("%s is out of range (at most 9e18)", val)
+		}
+	}
+	if len(canonical) > 24 {
+		return q, fmt.Errorf("%s is out of range (at most 9e18)", val)
+	}
+	return q, nil
 }
 
 // Threshold is one hard eviction threshold, "memory.available<100Mi" or
@@ -84,7 +114,7 @@ func ParseThresholds(s string) ([]Threshold, error) {
 			}
 			t.Percentage = p / 100
 		} else {
-			q, err := resource.ParseQuantity(val)
+			q, err := parseBounded(val)
 			if err != nil {
 				return nil, fmt.Errorf("%q: %w", expr, err)
 			}

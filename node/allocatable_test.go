@@ -38,6 +38,10 @@ func TestParseResourceList(t *testing.T) {
 	// Spaces around a name or a quantity, as the kubelet's flag allows
 	// (found by FuzzParseResourceList).
 	f(" cpu = 1 ,memory= 1Gi", map[v1.ResourceName]string{"cpu": "1", "memory": "1Gi"}, "")
+	// Exponents past int64: arithmetic on them ran for half a minute
+	// (found by FuzzParseResourceList); a zero with one is just zero.
+	f("memory=1e66600002", nil, "out of range")
+	f("memory=e66600002", map[v1.ResourceName]string{"memory": "0"}, "")
 }
 
 func TestParseThresholds(t *testing.T) {
