@@ -199,6 +199,39 @@ spec:
 	}
 }
 
+// A pod whose manifest went while podline was down is an orphan when it
+// comes back: no source knows it, so its spec and grace period are gone.
+// Its container still stops within the 3 s grace recorded on it, not the
+// default 30 s.
+func TestOrphanStopsWithinRecordedGrace(t *testing.T) {
+	a := startAgent(t)
+	a.writeManifest("orphan.yaml", `apiVersion: v1
+kind: Pod
+metadata:
+  name: orphan
+spec:
+  terminationGracePeriodSeconds: 3
+  containers:
+  - name: app
+    image: `+busybox+`
+    command: ["sleep", "3600"]
+`)
+	p := a.waitRunning("orphan", 30*time.Second)
+	a.kill9()
+	a.removeManifest("orphan.yaml")
+	start := time.Now()
+	a.start()
+	a.waitGone("orphan", string(p.UID), 40*time.Second)
+	took := time.Since(start)
+	t.Logf("start of podline to an orphan ignoring SIGTERM gone, with a 3s grace recorded: %s", took)
+	if !contains(a.out.String(), "tearing down pod no source knows") {
+		t.Fatalf("the pod was not torn down as an orphan:\n%s", a.out.String())
+	}
+	if took < 2*time.Second || took > 15*time.Second {
+		t.Fatalf("orphan teardown took %s, want about the 3s grace period recorded on its container", took)
+	}
+}
+
 func TestKill9RestartAdopts(t *testing.T) {
 	a := startAgent(t)
 	a.writeManifest("adopt.yaml", pod("adopt", "Always", "while true; do sleep 1; done"))
