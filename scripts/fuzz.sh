@@ -43,7 +43,8 @@ while read -r dir name; do
 		grep -v 'disable exposing PSI metrics' "$log" | tail -30
 	fi
 	# The last progress line has the total: "fuzz: elapsed: 2m0s, execs: 123 (1/sec), ..."
-	execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+	# A run shorter than the first progress report prints none.
+	execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | awk '{print $2}' || true)
 	summary+=("$(printf '%-36s %-14s %12s  %s' "$name" "$dir" "${execs:-0}" "$status")")
 done <<<"$targets"
 
