@@ -1,6 +1,10 @@
 package stages
 
-import "time"
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
 
 // passHold is a pod's step back-off after a failed pass: no pass of the
 // same kind starts before until, whoever asks for it. Runtime events,
@@ -37,4 +41,17 @@ func holdAfter(failed, teardown bool, retry time.Duration, now time.Time) passHo
 		return passHold{}
 	}
 	return passHold{until: now.Add(retry), teardown: teardown}
+}
+
+// holdOnUpdate is the hold left after a source delivers next in place of
+// prev. A new generation is a new spec (an image fixed, a deadline
+// lowered): like the kubelet, podline syncs it at once instead of making
+// it wait out the back-off earned by the spec before. Updates that change
+// nothing of the spec (in cluster mode, the pod's own status writes coming
+// back) keep the hold.
+func holdOnUpdate(h passHold, prev, next *v1.Pod) passHold {
+	if prev != nil && next != nil && prev.Generation != next.Generation {
+		return passHold{}
+	}
+	return h
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -186,4 +187,86 @@ func TestPassHold(t *testing.T) {
 	// that came back.
 	f(holdAfter(true, true, sec, now), true, now, sec)
 	f(holdAfter(true, true, sec, now), false, now, 0)
+}
+
+func TestHoldOnUpdate(t *testing.T) {
+	now := time.Now()
+	held := holdAfter(true, false, time.Minute, now)
+	gen := func(g int64) *v1.Pod { p := unitPod(); p.Generation = g; return p }
+	for _, c := range []struct {
+		name       string
+		prev, next *v1.Pod
+		lifted     bool
+	}{
+		{"same generation: a status write coming back", gen(1), gen(1), false},
+		{"new generation: a new spec", gen(1), gen(2), true},
+		{"static pods carry none", gen(0), gen(0), false},
+		{"first delivery", nil, gen(1), false},
+	} {
+		got := holdOnUpdate(held, c.prev, c.next)
+		if lifted := got.until.IsZero(); lifted != c.lifted {
+			t.Errorf("%s: hold lifted = %v, want %v", c.name, lifted, c.lifted)
+		}
+	}
+}
+
+// A new spec delivered while the pod backs off from a failed pass starts
+// its pass before Upsert returns, as Remove does for a teardown.
+func TestNewGenerationDoesNotWaitOutBackoff(t *testing.T) {
+	failed := make(chan struct{}, 1)
+	next := HandlerFunc(func(w *Work) Outcome { return Next() })
+	var handlers [NumStages]Handler
+	var workers [NumStages]int
+	for s := range handlers {
+		handlers[s], workers[s] = next, 1
+	}
+	handlers[StageSandbox] = HandlerFunc(func(w *Work) Outcome {
+		if w.Teardown {
+			return Next()
+		}
+		return Fail(errors.New("runtime busy"))
+	})
+	handlers[StageStatus] = HandlerFunc(func(w *Work) Outcome {
+		if w.Err() != nil && !w.Teardown {
+			select {
+			case failed <- struct{}{}:
+			default:
+			}
+		}
+		return Next()
+	})
+	p, err := New(Config{Window: 4, Workers: workers, Handlers: handlers,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runPipeline(t, p)
+
+	pod := unitPod()
+	pod.Generation = 1
+	p.Upsert(pod)
+	<-failed
+	p.mu.Lock()
+	rec := p.records[pod.UID]
+	p.mu.Unlock()
+	for {
+		rec.mu.Lock()
+		held := !rec.inFlight && !rec.hold.until.IsZero()
+		rec.mu.Unlock()
+		if held {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := passesTotal.Get()
+	p.Upsert(pod) // the same spec again: held
+	if passesTotal.Get() != before {
+		t.Fatal("an update that changed nothing started a pass during the back-off")
+	}
+	edited := pod.DeepCopy()
+	edited.Generation = 2
+	p.Upsert(edited)
+	if passesTotal.Get() == before {
+		t.Fatal("a new generation during the back-off did not start its pass")
+	}
 }

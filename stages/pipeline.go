@@ -161,6 +161,7 @@ func (p *Pipeline) Upsert(pod *v1.Pod) {
 	p.mu.Unlock()
 
 	rec.mu.Lock()
+	rec.hold = holdOnUpdate(rec.hold, rec.desired, pod)
 	rec.desired = pod
 	rec.removed = false
 	wake := p.queueForTurnLocked(rec)
