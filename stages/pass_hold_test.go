@@ -101,8 +101,31 @@ func TestFailedPassWaitsOutStepBackoffUnderEvents(t *testing.T) {
 // once: the back-off is for retrying the same thing, and stopping a pod
 // must not wait behind its failed start.
 func TestTeardownDoesNotWaitOutStartBackoff(t *testing.T) {
-	failed := make(chan struct{}, 1)
 	tornDown := make(chan struct{})
+	p, failed := failingStartPipeline(t, func(_ types.UID, removed bool) {
+		if removed {
+			close(tornDown)
+		}
+	})
+	pod := unitPod()
+	p.Upsert(pod)
+	<-failed
+	waitHeld(p, pod.UID)
+	before := passesTotal.Get()
+	p.Remove(pod.UID)
+	// A pass that is not held starts before Remove returns.
+	if passesTotal.Get() == before {
+		t.Fatal("Remove during the start's back-off did not start the teardown")
+	}
+	<-tornDown
+}
+
+// failingStartPipeline runs a pipeline whose sandbox stage fails every
+// start (a teardown passes); failed receives when a failed start reaches
+// the status stage.
+func failingStartPipeline(t *testing.T, onTornDown func(types.UID, bool)) (*Pipeline, <-chan struct{}) {
+	t.Helper()
+	failed := make(chan struct{}, 1)
 	next := HandlerFunc(func(w *Work) Outcome { return Next() })
 	var handlers [NumStages]Handler
 	var workers [NumStages]int
@@ -125,41 +148,29 @@ func TestTeardownDoesNotWaitOutStartBackoff(t *testing.T) {
 		return Next()
 	})
 	p, err := New(Config{Window: 4, Workers: workers, Handlers: handlers,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnTornDown: func(_ types.UID, removed bool) {
-			if removed {
-				close(tornDown)
-			}
-		}})
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), OnTornDown: onTornDown})
 	if err != nil {
 		t.Fatal(err)
 	}
 	runPipeline(t, p)
+	return p, failed
+}
 
-	pod := unitPod()
-	p.Upsert(pod)
-	<-failed
+// waitHeld waits for uid's failed pass to end and leave its hold: the
+// status stage reports the failure just before that.
+func waitHeld(p *Pipeline, uid types.UID) {
 	p.mu.Lock()
-	rec := p.records[pod.UID]
+	rec := p.records[uid]
 	p.mu.Unlock()
-	// Wait for the failed pass to end and the hold to be set: the status
-	// stage reports the failure just before that.
 	for {
 		rec.mu.Lock()
 		held := !rec.inFlight && !rec.hold.until.IsZero()
 		rec.mu.Unlock()
 		if held {
-			break
+			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	before := passesTotal.Get()
-	p.Remove(pod.UID)
-	// A pass that is not held starts before Remove returns.
-	if passesTotal.Get() == before {
-		t.Fatal("Remove during the start's back-off did not start the teardown")
-	}
-	<-tornDown
 }
 
 func TestPassHold(t *testing.T) {
@@ -213,51 +224,12 @@ func TestHoldOnUpdate(t *testing.T) {
 // A new spec delivered while the pod backs off from a failed pass starts
 // its pass before Upsert returns, as Remove does for a teardown.
 func TestNewGenerationDoesNotWaitOutBackoff(t *testing.T) {
-	failed := make(chan struct{}, 1)
-	next := HandlerFunc(func(w *Work) Outcome { return Next() })
-	var handlers [NumStages]Handler
-	var workers [NumStages]int
-	for s := range handlers {
-		handlers[s], workers[s] = next, 1
-	}
-	handlers[StageSandbox] = HandlerFunc(func(w *Work) Outcome {
-		if w.Teardown {
-			return Next()
-		}
-		return Fail(errors.New("runtime busy"))
-	})
-	handlers[StageStatus] = HandlerFunc(func(w *Work) Outcome {
-		if w.Err() != nil && !w.Teardown {
-			select {
-			case failed <- struct{}{}:
-			default:
-			}
-		}
-		return Next()
-	})
-	p, err := New(Config{Window: 4, Workers: workers, Handlers: handlers,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runPipeline(t, p)
-
+	p, failed := failingStartPipeline(t, nil)
 	pod := unitPod()
 	pod.Generation = 1
 	p.Upsert(pod)
 	<-failed
-	p.mu.Lock()
-	rec := p.records[pod.UID]
-	p.mu.Unlock()
-	for {
-		rec.mu.Lock()
-		held := !rec.inFlight && !rec.hold.until.IsZero()
-		rec.mu.Unlock()
-		if held {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitHeld(p, pod.UID)
 	before := passesTotal.Get()
 	p.Upsert(pod) // the same spec again: held
 	if passesTotal.Get() != before {
