@@ -177,17 +177,7 @@ spec:
 func TestRemovedManifestStopsWithinGrace(t *testing.T) {
 	a := startAgent(t)
 	// sleep as PID 1 ignores SIGTERM: only the grace deadline stops it.
-	a.writeManifest("stubborn.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: stubborn
-spec:
-  terminationGracePeriodSeconds: 3
-  containers:
-  - name: app
-    image: `+busybox+`
-    command: ["sleep", "3600"]
-`)
+	a.writeManifest("stubborn.yaml", sigtermIgnoringPod("stubborn"))
 	p := a.waitRunning("stubborn", 30*time.Second)
 	start := time.Now()
 	a.removeManifest("stubborn.yaml")
@@ -205,17 +195,7 @@ spec:
 // default 30 s.
 func TestOrphanStopsWithinRecordedGrace(t *testing.T) {
 	a := startAgent(t)
-	a.writeManifest("orphan.yaml", `apiVersion: v1
-kind: Pod
-metadata:
-  name: orphan
-spec:
-  terminationGracePeriodSeconds: 3
-  containers:
-  - name: app
-    image: `+busybox+`
-    command: ["sleep", "3600"]
-`)
+	a.writeManifest("orphan.yaml", sigtermIgnoringPod("orphan"))
 	p := a.waitRunning("orphan", 30*time.Second)
 	a.kill9()
 	a.removeManifest("orphan.yaml")
@@ -297,4 +277,20 @@ spec:
 	if still.UID != running.UID || still.Status.ContainerStatuses[0].ContainerID != running.Status.ContainerStatuses[0].ContainerID {
 		t.Fatalf("a broken edit disturbed the running pod")
 	}
+}
+
+// sigtermIgnoringPod is a pod with a 3 s grace period whose only container
+// ignores SIGTERM (sleep as PID 1): only the grace deadline stops it.
+func sigtermIgnoringPod(name string) string {
+	return `apiVersion: v1
+kind: Pod
+metadata:
+  name: ` + name + `
+spec:
+  terminationGracePeriodSeconds: 3
+  containers:
+  - name: app
+    image: ` + busybox + `
+    command: ["sleep", "3600"]
+`
 }
