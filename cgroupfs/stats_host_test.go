@@ -131,7 +131,7 @@ func TestReadHostCgroup2WithoutControllers(t *testing.T) {
 	}
 }
 
-// RateTracker over a real cgroup with one busy thread: about a core,
+// RateTracker over a real cgroup with one busy thread: at most a core,
 // agreeing with the kernel's per-process accounting of the same window.
 func TestRateTrackerHost(t *testing.T) {
 	r := newHostReader(t)
@@ -159,8 +159,10 @@ func TestRateTrackerHost(t *testing.T) {
 	window := s1.Time.Sub(s0.Time)
 	fromProc := float64(ticks1-ticks0) * 1e7 / window.Seconds() // USER_HZ is 100
 	t.Logf("%d nanocores over %v; /proc/<pid>/stat says %.0f", got, window, fromProc)
-	if got < 0.5e9 || got > 1.1e9 {
-		t.Errorf("one busy thread: %d nanocores, want about 1e9", got)
+	// How much of a core the thread got depends on what else the machine
+	// runs; that it got some, and never more than one core, does not.
+	if got == 0 || got > 1.1e9 {
+		t.Errorf("one busy thread: %d nanocores, want more than 0 and at most a core", got)
 	}
 	// /proc counts 10 ms ticks: allow two at each end, plus 5%.
 	tolerance := 0.05*fromProc + 4*1e7/window.Seconds()
