@@ -59,6 +59,10 @@ type harnessOpts struct {
 	pullSecrets stages.PullSecretSource
 	// starts is the start gate (nil: none).
 	starts *stages.StartGate
+	// limits makes pod cgroups (nil: none); podPids is the node's
+	// --pod-max-pids.
+	limits  stages.PodCgroups
+	podPids *int64
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -88,7 +92,8 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	var handlers [stages.NumStages]stages.Handler
 	handlers[stages.StageAdmit] = h.admitter
 	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: node, Events: o.events}
-	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node, Events: o.events}
+	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node, Events: o.events,
+		Limits: o.limits, PodPidsLimit: o.podPids}
 	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node, Events: o.events,
 		Pulls: o.pulls, PullSecrets: o.pullSecrets}
 	handlers[stages.StageStatus] = &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,

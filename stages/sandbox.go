@@ -26,6 +26,9 @@ type SandboxStage struct {
 	// Limits, if set, makes the pod cgroup with the pod's limits before
 	// its sandbox starts (the runtime would make it without them).
 	Limits PodCgroups
+	// PodPidsLimit, if set, is every pod cgroup's process limit
+	// (--pod-max-pids): a node-wide bound, not something a pod asks for.
+	PodPidsLimit *int64
 	// RuntimeHandler selects the runtime's handler ("" = default).
 	RuntimeHandler string
 	// Watcher, if set, learns of every sandbox started and removed.
@@ -79,7 +82,9 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	}
 	cfg := podspec.SandboxConfig(pod, plan.Attempt, s.Node)
 	if parent := cfg.GetLinux().GetCgroupParent(); parent != "" && s.Limits != nil {
-		if err := s.Limits.EnsurePod(parent, cgroupfs.PodResources(pod)); err != nil {
+		r := cgroupfs.PodResources(pod)
+		r.PidsLimit = s.PodPidsLimit
+		if err := s.Limits.EnsurePod(parent, r); err != nil {
 			return Fail(fmt.Errorf("pod cgroup: %w", err))
 		}
 	}

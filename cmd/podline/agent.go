@@ -134,7 +134,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 			log.Warn("cannot update the burstable cgroup", "err", err)
 		}
 	}
-	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, Events: recorder}
+	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, PodPidsLimit: o.podPidsLimit(), Events: recorder}
 	a.prober = prober.New(prober.Config{Exec: rt, Notify: notify, Recorder: recorder, Log: log})
 	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder,
 		Env: envObjects, Services: services, Probes: probes{a.prober}, Log: log}

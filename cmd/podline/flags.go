@@ -44,6 +44,7 @@ type options struct {
 
 	maxPods        int
 	kubeReserved   string
+	podMaxPids     int64
 	systemReserved string
 	evictionHard   string
 	cgroupRoot     string
@@ -151,6 +152,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.serializeImagePulls, "serialize-image-pulls", true, "Pull one image at a time. Pods that need an image being pulled always share that pull.")
 	fs.IntVar(&o.maxParallelImagePulls, "max-parallel-image-pulls", 0, "Most image pulls at once with --serialize-image-pulls=false; 0 (unset) is unlimited.")
 	fs.IntVar(&o.maxPods, "max-pods", 110, "Number of pods this node can run.")
+	fs.Int64Var(&o.podMaxPids, "pod-max-pids", -1, "Maximum number of processes in each pod (pids.max of the pod cgroup); -1 or 0: no limit.")
 	fs.StringVar(&o.kubeReserved, "kube-reserved", "", "Resources reserved for Kubernetes system daemons, e.g. 'cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000'.")
 	fs.StringVar(&o.systemReserved, "system-reserved", "", "Resources reserved for the operating system, same form as --kube-reserved.")
 	fs.StringVar(&o.evictionHard, "eviction-hard", node.DefaultEvictionHard, "Hard eviction thresholds; the memory and nodefs ones are also taken off allocatable.")
@@ -203,6 +205,7 @@ func (o *options) validate() error {
 		{o.relistPeriod < 0, "--relist-period", "must not be negative"},
 		{o.plegMode != "events" && o.plegMode != "relist", "--pleg", "must be 'events' or 'relist'"},
 		{o.maxPods < 0, "--max-pods", "must not be negative"},
+		{o.podMaxPids < -1, "--pod-max-pids", "must be -1 (no limit) or more"},
 		{o.maxParallelImagePulls < 0, "--max-parallel-image-pulls", "must not be negative"},
 		{o.serializeImagePulls && o.maxParallelImagePulls > 1, "--max-parallel-image-pulls", "cannot be larger than 1 unless --serialize-image-pulls=false"},
 		{o.pipelineWindow < 1, "--pipeline-window", "must be at least 1"},
@@ -317,4 +320,13 @@ func (o *options) absolutePaths() error {
 		*d.path = abs
 	}
 	return nil
+}
+
+// podPidsLimit is --pod-max-pids as the pod cgroups take it: nil leaves
+// pids.max alone (unlimited), as the kubelet does for -1 and 0.
+func (o *options) podPidsLimit() *int64 {
+	if o.podMaxPids <= 0 {
+		return nil
+	}
+	return &o.podMaxPids
 }

@@ -37,6 +37,7 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 		}
 	}
 	f([]string{"--max-pods=-1"}, "--max-pods")
+	f([]string{"--pod-max-pids=-2"}, "--pod-max-pids")
 	f([]string{"--anonymous-auth"}, "--anonymous-auth")
 	f([]string{"--authorization-mode=Webhook"}, "--authorization-mode=Webhook needs --kubeconfig")
 	f([]string{"--authorization-mode=RBAC", "--kubeconfig=k"}, "--authorization-mode")
@@ -143,5 +144,26 @@ func TestRelativeDirsBecomeAbsolute(t *testing.T) {
 	wd, _ := os.Getwd()
 	if o.rootDir != filepath.Join(wd, "d/root") || o.podLogsDir != filepath.Join(wd, "logs") {
 		t.Fatalf("root %q, logs %q: want them under %s", o.rootDir, o.podLogsDir, wd)
+	}
+}
+
+// --pod-max-pids as the kubelet's podPidsLimit: -1 (the default) and 0
+// leave pods unlimited; a positive value bounds every pod cgroup.
+func TestPodMaxPids(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int64 // 0: no limit
+	}{{nil, 0}, {[]string{"--pod-max-pids=0"}, 0}, {[]string{"--pod-max-pids=-1"}, 0}, {[]string{"--pod-max-pids=4096"}, 4096}} {
+		var o options
+		if err := newFlagSet(&o).Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.validate(); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		got := o.podPidsLimit()
+		if (got == nil) != (c.want == 0) || (got != nil && *got != c.want) {
+			t.Errorf("%v: pids limit %v, want %d (0: none)", c.args, got, c.want)
+		}
 	}
 }
