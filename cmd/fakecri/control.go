@@ -17,6 +17,7 @@ import (
 //
 //	POST /exit?container=<id>&code=<n>  the running container exits now (code 0 by default)
 //	GET  /calls                         JSON object: CRI method → calls so far
+//	GET  /hung                          calls blocked by --hang so far (a number)
 //	GET  /healthz                       "ok"
 func controlHandler(srv *fake.Server) http.Handler {
 	mux := http.NewServeMux()
@@ -48,6 +49,9 @@ func controlHandler(srv *fake.Server) http.Handler {
 	mux.HandleFunc("GET /calls", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(srv.CallCounts())
+	})
+	mux.HandleFunc("GET /hung", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, srv.HungCalls())
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, "ok")

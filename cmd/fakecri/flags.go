@@ -48,6 +48,19 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.listen, "listen", "", "unix socket path to serve CRI on (required; a stale socket is replaced)")
 	fs.StringVar(&c.control, "control", "", "HTTP control listener: host:port or a unix socket path (default none)")
 	fs.BoolVar(&zero, "zero-latency", false, "every method answers at once (instead of containerd-like latencies)")
+	// Faults for reliability tests: one stuck pod, or a runtime slow on
+	// every call.
+	fs.Func("hang", "fault: calls of `Method=name` about the pod sandbox or container named name block until the caller gives up;\n"+
+		"name is a pod's name (sandbox metadata), a container's name, or pod/container; repeatable, e.g. RunPodSandbox=web-node1",
+		func(v string) error {
+			h, err := fake.ParseHang(v)
+			if err != nil {
+				return err
+			}
+			c.opts.Hangs = append(c.opts.Hangs, h)
+			return nil
+		})
+	fs.DurationVar(&c.opts.Slow, "slow", 0, "fault: added to every call's latency (a runtime under load)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -69,6 +82,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["default-latency"] {
 		c.opts.DefaultLatency = *defaultLat
+	}
+	if c.opts.Slow < 0 {
+		return c, fmt.Errorf("%w: --slow %v: negative", errUsage, c.opts.Slow)
 	}
 	if *overrides != "" {
 		lat, err := parseLatencies(*overrides)
@@ -103,6 +119,12 @@ func (c *config) describeLatency() string {
 		fmt.Fprintf(&b, "%s%s=%v", sep, name, c.opts.Latency[name])
 	}
 	fmt.Fprintf(&b, "; other calls %v", c.opts.DefaultLatency)
+	if c.opts.Slow > 0 {
+		fmt.Fprintf(&b, "; every call %v slower (--slow)", c.opts.Slow)
+	}
+	for _, h := range c.opts.Hangs {
+		fmt.Fprintf(&b, "; %s hangs for %s (--hang)", h.Method, h.Name)
+	}
 	return b.String()
 }
 

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/podline/podline/cri/fake"
 )
 
 func TestParseArgsLatency(t *testing.T) {
@@ -76,5 +79,21 @@ func TestParseArgsImagesAndFiles(t *testing.T) {
 	c, err = parseArgs([]string{"--listen", "/tmp/x.sock", "--preload", "", "--log-files=false", "--fs-mountpoint", "/var/lib"}, io.Discard)
 	if err != nil || len(c.opts.Preloaded) != 0 || c.opts.LogFiles || c.opts.FsMountpoint != "/var/lib" {
 		t.Fatalf("set: %+v %v", c.opts, err)
+	}
+}
+
+func TestParseArgsFaults(t *testing.T) {
+	c, err := parseArgs([]string{"--listen", "/tmp/x.sock", "--hang", "RunPodSandbox=web-n1", "--hang", "ContainerStatus=db-n1/app", "--slow", "1s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []fake.Hang{{Method: "RunPodSandbox", Name: "web-n1"}, {Method: "ContainerStatus", Name: "db-n1/app"}}
+	if !slices.Equal(c.opts.Hangs, want) || c.opts.Slow != time.Second {
+		t.Fatalf("hangs %+v slow %v, want %+v and 1s", c.opts.Hangs, c.opts.Slow, want)
+	}
+	for _, args := range [][]string{{"--hang", "RunPodSandbox"}, {"--hang", "NoSuchCall=x"}, {"--slow", "-1s"}} {
+		if _, err := parseArgs(append([]string{"--listen", "/tmp/x.sock"}, args...), io.Discard); !errors.Is(err, errUsage) {
+			t.Fatalf("%v: err %v, want a usage error", args, err)
+		}
 	}
 }

@@ -3,6 +3,9 @@
 // upstream kubelet, can be pointed at it for benchmarks. Its calls take
 // containerd's measured latencies unless flags say otherwise; an optional
 // HTTP control listener makes containers exit and reports call counts.
+// For reliability tests it injects faults: --hang Method=name makes the
+// calls about one pod or container block until the caller gives up, and
+// --slow adds a delay to every call.
 //
 // It owns its flags, its socket files and the control listener; the
 // runtime itself lives in cri/fake.

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/cri/fake"
@@ -60,7 +62,7 @@ func TestRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--listen", sock, "--control", control, "--zero-latency",
-			"--latency", "StopPodSandbox=5ms", "--log-files=false"}, &stderr)
+			"--latency", "StopPodSandbox=5ms", "--log-files=false", "--hang", "RunPodSandbox=stuck"}, &stderr)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(stderr.String(), "serving CRI") {
@@ -71,6 +73,7 @@ func TestRun(t *testing.T) {
 	}
 	line := stderr.String()
 	if !strings.Contains(line, "unix://"+sock) || !strings.Contains(line, "zero with overrides: StopPodSandbox=5ms") ||
+		!strings.Contains(line, "RunPodSandbox hangs for stuck (--hang)") ||
 		strings.Count(line, "\n") != 1 {
 		t.Fatalf("start line: %q", line)
 	}
@@ -147,6 +150,19 @@ func TestRun(t *testing.T) {
 	}
 	if calls["Version"] != 1 || calls["RunPodSandbox"] != 1 || calls["ContainerStatus"] != 1 || calls["StopPodSandbox"] != 1 {
 		t.Fatalf("calls: %v", calls)
+	}
+	// --hang: the stuck pod's sandbox call blocks until its deadline,
+	// and /hung counts it.
+	hctx, hcancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = rt.RunPodSandbox(hctx, &runtimeapi.RunPodSandboxRequest{Config: &runtimeapi.PodSandboxConfig{
+		Metadata: &runtimeapi.PodSandboxMetadata{Name: "stuck", Namespace: "default", Uid: "s"},
+	}})
+	hcancel()
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("RunPodSandbox of the hung pod: %v, want DeadlineExceeded", err)
+	}
+	if got := strings.TrimSpace(string(do("GET", "/hung", http.StatusOK))); got != "1" {
+		t.Fatalf("/hung = %q, want 1", got)
 	}
 
 	cancel()

@@ -38,6 +38,9 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if err := s.enter(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
+	if err := s.hang(ctx, path.Base(info.FullMethod), req); err != nil {
+		return nil, err
+	}
 	return handler(ctx, req)
 }
 
@@ -57,6 +60,7 @@ func (s *Server) enter(ctx context.Context, fullMethod string) error {
 		m.calls.Add(1)
 		latency = m.latency
 	}
+	latency += s.opts.Slow
 	code, fail := s.faults.take(name)
 	if latency > 0 {
 		t := time.NewTimer(latency)

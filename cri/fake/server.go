@@ -71,6 +71,10 @@ type Options struct {
 	// answers every pod's HTTP probe, which is what the probes benchmark
 	// needs.
 	PodSubnet string
+	// Hangs are calls that block until their caller gives up (see Hang).
+	Hangs []Hang
+	// Slow is added to every call's latency: a runtime under load.
+	Slow time.Duration
 }
 
 // Server is the fake runtime. Create it with New; it is safe for
@@ -84,6 +88,7 @@ type Server struct {
 	faults  faults
 	grpc    *grpc.Server
 	dropped atomic.Int64
+	hung    atomic.Int64 // calls blocked by an injected Hang
 	stop    sync.Once
 
 	mu         sync.Mutex
