@@ -62,5 +62,9 @@ func (t *Tracer) syncDropped() {
 	if old := t.reported.Swap(n); n > old {
 		droppedEvents.Add(int(n - old))
 		t.log.Warn("ebpf ring buffer was full, events lost", "lost", n-old, "lost_total", n)
+		select {
+		case t.lost <- struct{}{}:
+		default: // a signal is pending; it covers these drops too
+		}
 	}
 }

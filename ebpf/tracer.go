@@ -39,6 +39,7 @@ type Tracer struct {
 
 	reported atomic.Uint64 // drops already added to the metric
 	final    uint64        // drop count at Close, read once closed is set
+	lost     chan struct{} // see Lost
 }
 
 // Load removes the memlock rlimit, loads the programs and attaches them. Any
@@ -68,7 +69,7 @@ func load(log *slog.Logger, hierarchy int32) (_ *Tracer, retErr error) {
 		return nil, fmt.Errorf("BUG: set watched_hierarchy: %w", err)
 	}
 
-	t := &Tracer{log: log}
+	t := &Tracer{log: log, lost: make(chan struct{}, 1)}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, unsupported("load", err)
 	}
@@ -129,6 +130,13 @@ func (t *Tracer) Dropped() uint64 {
 	}
 	return n
 }
+
+// Lost receives once after Run found that the kernel dropped events;
+// drops found before the consumer took the last signal fold into it, so a
+// sustained overrun costs the consumer one signal at a time. A dropped
+// event may be the only report of a container's exit: the consumer relists
+// to learn what it missed.
+func (t *Tracer) Lost() <-chan struct{} { return t.lost }
 
 // Close detaches the programs and frees the maps. It interrupts Run and
 // waits for it to return, so out must not call Close.

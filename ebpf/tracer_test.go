@@ -142,6 +142,11 @@ func TestDropped(t *testing.T) {
 		t.Fatalf("no drops after %d events into a %d-byte ring buffer", moves, tr.rd.BufferSize())
 	}
 	metricBefore := droppedEvents.Get()
+	select {
+	case <-tr.Lost():
+		t.Fatal("Lost signalled before Run saw the drops")
+	default:
+	}
 	c := collect(t, tr)
 	for range moves - int(dropped) {
 		c.expect(t, "a queued emptied event", func(e Event) bool {
@@ -151,6 +156,11 @@ func TestDropped(t *testing.T) {
 	c.none(t, "more events than were not dropped", 200*time.Millisecond, func(e Event) bool { return e.Kind == KindEmptied })
 	if got := droppedEvents.Get() - metricBefore; got != dropped {
 		t.Errorf("drop metric grew by %d, want %d", got, dropped)
+	}
+	select {
+	case <-tr.Lost():
+	default:
+		t.Error("drops were counted but Lost did not signal: nothing would relist")
 	}
 	t.Logf("%d events: %d delivered, %d dropped", moves, moves-int(dropped), dropped)
 }

@@ -71,6 +71,20 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 				a.log.Warn("eBPF event source stopped", "err", err)
 			}
 		})
+		// A lost event may be an exit no other source reports (--pleg-sources=ebpf):
+		// relist now rather than at the next period.
+		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tracer.Lost():
+					if err := a.relister.Resync(ctx); err != nil && ctx.Err() == nil {
+						a.log.Warn("relist after lost eBPF events", "err", err)
+					}
+				}
+			}
+		})
 	}
 	if notifier != nil {
 		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
