@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -137,17 +138,15 @@ func (s *SandboxStage) stop(w *Work, id string) error {
 // also removes them, the pod cgroup and the pod's log directory.
 func (s *SandboxStage) teardown(w *Work) Outcome {
 	rt := s.Cache.Get(w.UID)
+	if ready := readySandboxes(rt); len(ready) > 0 {
+		return Outcome{Async: func(context.Context) error { return s.stopInBackground(w, ready) }}
+	}
 	name, ns := w.Sync.OrphanName, w.Sync.OrphanNamespace
 	if w.Pod != nil {
 		name, ns = w.Pod.Name, w.Pod.Namespace
 	}
 	if rt != nil {
 		for _, sb := range rt.Sandboxes {
-			if sb.State == pleg.SandboxReady {
-				if err := s.stop(w, sb.ID); err != nil {
-					return Fail(err)
-				}
-			}
 			if !w.Removed {
 				continue
 			}
