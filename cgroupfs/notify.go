@@ -69,7 +69,8 @@ var (
 // cgroup.event_control are closed right after registering it), so 10,000
 // containers take 10,002 of RLIMIT_NOFILE; none per cgroup on a unified
 // host. Each cgroup also takes one inotify watch (two on a unified host,
-// with memory.events) of fs.inotify.max_user_watches.
+// with memory.events) of fs.inotify.max_user_watches; past that limit a
+// cgroup is polled instead (notify_poll.go).
 //
 // The Notifier only reads the cgroups it watches; registering an OOM
 // eventfd through cgroup.event_control changes no setting.
@@ -78,14 +79,19 @@ type Notifier struct {
 	cgroup2  string // cgroup2 mount point
 	memoryV1 string // v1 memory mount point; "" when memory is on cgroup2
 	fsw      *fsnotify.Watcher
-	oom      *oomPoller // nil without v1 memory
-	running  atomic.Bool
+	addWatch func(file string) error // fsw.Add; a test's hook to meet the watch limit
+	oom      *oomPoller              // nil without v1 memory
+	// pollEvery is the period of polling cgroups the watch limit left
+	// unwatched (see notify_poll.go).
+	pollEvery time.Duration
+	running   atomic.Bool
 
 	mu      sync.Mutex
 	closed  bool
 	byID    map[uint64]*watched
 	byFile  map[string]*watched // watched file path → its cgroup
 	byOOM   map[uint64]*watched // oomPoller key → its cgroup
+	polled  map[uint64]*watched // cgroups with a watch the limit refused
 	pending []Notification
 	wake    chan struct{} // 1 slot: pending is not empty
 }
@@ -95,9 +101,12 @@ type watched struct {
 	id        uint64
 	dir       string // cgroup2 directory
 	memDir    string // v1 memory directory, "" on a unified host
-	memEvents bool   // watching dir/memory.events
-	populated bool
-	kills     uint64
+	memEvents bool   // dir/memory.events holds the oom_kill counter
+	// pollEvents, pollMem: the watch limit refused the watch of
+	// cgroup.events, memory.events; Run polls the file instead.
+	pollEvents, pollMem bool
+	populated           bool
+	kills               uint64
 
 	// v1 memory OOM notification.
 	efd         int // eventfd, -1 when none
@@ -134,15 +143,18 @@ func newNotifier(log *slog.Logger, cgroup2, memoryV1 string) (*Notifier, error) 
 		return nil, fmt.Errorf("cgroup notifier: %w", err)
 	}
 	n := &Notifier{
-		log:      log,
-		cgroup2:  cgroup2,
-		memoryV1: memoryV1,
-		fsw:      fsw,
-		byID:     make(map[uint64]*watched),
-		byFile:   make(map[string]*watched),
-		byOOM:    make(map[uint64]*watched),
-		wake:     make(chan struct{}, 1),
+		log:       log,
+		cgroup2:   cgroup2,
+		memoryV1:  memoryV1,
+		fsw:       fsw,
+		byID:      make(map[uint64]*watched),
+		byFile:    make(map[string]*watched),
+		byOOM:     make(map[uint64]*watched),
+		polled:    make(map[uint64]*watched),
+		wake:      make(chan struct{}, 1),
+		pollEvery: notifyPollPeriod,
 	}
+	n.addWatch = fsw.Add
 	if memoryV1 != "" {
 		if n.oom, err = newOOMPoller(); err != nil {
 			fsw.Close()
@@ -175,11 +187,29 @@ func (n *Notifier) Run(ctx context.Context, out func(Notification)) error {
 			n.oom.resume()
 		}()
 	}
+	// pollTick is nil while nothing is polled: an idle notifier does not
+	// wake.
+	var pollTimer *time.Timer
+	defer func() {
+		if pollTimer != nil {
+			pollTimer.Stop()
+		}
+	}()
 	for {
 		n.flush(out)
+		var pollTick <-chan time.Time
+		if n.polling() {
+			if pollTimer == nil {
+				pollTimer = time.NewTimer(n.pollEvery)
+			}
+			pollTick = pollTimer.C
+		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case now := <-pollTick:
+			n.poll(now)
+			pollTimer.Reset(n.pollEvery)
 		case <-n.wake:
 		case ev, ok := <-n.fsw.Events:
 			if !ok {

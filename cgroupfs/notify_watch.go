@@ -47,7 +47,11 @@ func (n *Notifier) Watch(path string) (id uint64, err error) {
 	// Watches first, then the first read: a change between the two is seen
 	// by both and the state comparison reports it once.
 	if err := n.addFileWatchLocked(w, filepath.Join(dir, "cgroup.events")); err != nil {
-		return 0, fmt.Errorf("watch cgroup %s: %w", path, err)
+		if !watchLimited(err) {
+			return 0, fmt.Errorf("watch cgroup %s: %w", path, err)
+		}
+		notifyWatchLimit.Inc()
+		w.pollEvents = true
 	}
 	if n.memoryV1 != "" {
 		w.memDir = filepath.Join(n.memoryV1, rel)
@@ -59,7 +63,11 @@ func (n *Notifier) Watch(path string) (id uint64, err error) {
 		n.byOOM[key] = w
 	} else if _, err := os.Stat(filepath.Join(dir, "memory.events")); err == nil {
 		if err := n.addFileWatchLocked(w, filepath.Join(dir, "memory.events")); err != nil {
-			return 0, fmt.Errorf("watch cgroup %s: %w", path, err)
+			if !watchLimited(err) {
+				return 0, fmt.Errorf("watch cgroup %s: %w", path, err)
+			}
+			notifyWatchLimit.Inc()
+			w.pollMem = true
 		}
 		w.memEvents = true
 	}
@@ -79,12 +87,15 @@ func (n *Notifier) Watch(path string) (id uint64, err error) {
 	}
 	n.byID[id] = w
 	notifyWatchedCgs.Inc()
+	if w.pollEvents || w.pollMem {
+		n.pollLocked(w)
+	}
 	return id, nil
 }
 
 func (n *Notifier) addFileWatchLocked(w *watched, file string) error {
 	n.byFile[file] = w
-	if err := n.fsw.Add(file); err != nil {
+	if err := n.addWatch(file); err != nil {
 		delete(n.byFile, file)
 		if errors.Is(err, fsnotify.ErrClosed) {
 			return ErrNotifierClosed
@@ -130,4 +141,5 @@ func (n *Notifier) releaseLocked(w *watched) {
 		}
 	}
 	n.releaseOOMLocked(w)
+	n.unpollLocked(w)
 }
