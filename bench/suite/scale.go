@@ -72,6 +72,9 @@ type scaleRun struct {
 	StartCPUSec     float64 `json:"start_cpu_sec"`
 	StartPolls      int     `json:"start_polls"`
 	StartPollCPUSec float64 `json:"start_poll_cpu_sec"`
+	// StartSysCPUSec is the stime part of StartCPUSec: the kernel's work
+	// for the agent (cgroup mkdirs above all).
+	StartSysCPUSec float64 `json:"start_sys_cpu_sec"`
 
 	// PullImage is the fake CRI's PullImage calls by image once every pod
 	// is Running. The fake counts calls per method only: all of them are
@@ -114,6 +117,8 @@ type scaleRun struct {
 	DeleteSec    float64 `json:"delete_sec"`
 	DeleteCPUSec float64 `json:"delete_cpu_sec"`
 	DeletePolls  int     `json:"delete_polls"`
+	// DeleteSysCPUSec is the stime part of DeleteCPUSec.
+	DeleteSysCPUSec float64 `json:"delete_sys_cpu_sec"`
 }
 
 // scaleScenario runs every case of the plan and writes scale.json,
@@ -213,6 +218,7 @@ func scaleStart(ctx context.Context, a agent, w *podWriter, res *scaleRun, label
 		return 0, fmt.Errorf("agent CPU after the start: %w", err)
 	}
 	res.StartCPUSec = c1.CPUSeconds() - c0.CPUSeconds()
+	res.StartSysCPUSec = float64(c1.SysTicks-c0.SysTicks) / procstat.ClockTicks
 	res.StartPolls = wt.polls
 	progress("%s: all %d Running in %.1fs, agent CPU %.2fs (%d polls)", label, res.Pods, res.StartSec, res.StartCPUSec, wt.polls)
 	return wt.polls, nil

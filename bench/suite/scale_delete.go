@@ -47,6 +47,7 @@ func scaleDelete(ctx context.Context, a agent, socket string, w *podWriter, res 
 		return fmt.Errorf("agent CPU after the delete: %w", err)
 	}
 	res.DeleteCPUSec = c1.CPUSeconds() - c0.CPUSeconds()
+	res.DeleteSysCPUSec = float64(c1.SysTicks-c0.SysTicks) / procstat.ClockTicks
 	res.DeletePolls = wt.polls
 	progress("%s: all %d deleted in %.1fs, agent CPU %.2fs (%d polls)", label, res.Pods, res.DeleteSec, res.DeleteCPUSec, wt.polls)
 	return nil

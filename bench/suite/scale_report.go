@@ -136,6 +136,7 @@ func scaleMarkdown(run *result.Run, quick bool, settle, window time.Duration, ru
 			nonZero(func(r scaleRun) float64 { return ratioOf(r.DeleteCPUSec, r.StartCPUSec) }, 2))
 	}
 
+	writeCPUSplit(&b, keys, by)
 	writeIdleFlat(&b, keys, by)
 
 	if len(plots) > 0 {

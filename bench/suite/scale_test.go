@@ -101,6 +101,7 @@ func TestScaleReport(t *testing.T) {
 	run := func(pods, set int, rss, idle, start, del float64) scaleRun {
 		return scaleRun{Pods: pods, Set: set, RSSMiB: rss, HeapInuseMiB: rss / 2, IdleCPUPercent: idle,
 			StartSec: start, StartCPUSec: start / 2, DeleteSec: del, DeleteCPUSec: del / 2,
+			StartSysCPUSec: start / 4, DeleteSysCPUSec: del / 4,
 			PullImage: map[string]int64{image: int64(min(pods, 1))}, Get: getCost{CPUms: 1, Bytes: int64(pods) * 1000}}
 	}
 	runs := []scaleRun{
@@ -113,6 +114,9 @@ func TestScaleReport(t *testing.T) {
 		"| 50 | 2 | 3.0 (2.0–4.0) | 1.50 (1.00–2.00) | 1 | 23.0 (22.0–24.0) |",
 		"| 0.38 (0.25–0.50) | 0.38 (0.25–0.50) |", // delete/start, time and CPU
 		"| 50 | 2 | 0.110 (0.100–0.120) |",
+		// CPU per pod, user and system: start 1 s and 2 s of CPU, half
+		// of it system; delete 0.5 s, half of it system.
+		"| 50 | 2 | 15.000 (10.000–20.000) | 15.000 (10.000–20.000) | 5.000 | 5.000 |",
 		"![scale-memory](scale-memory.svg)",
 		`scale set 3/3 \| x`,
 	} {
