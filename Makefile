@@ -8,7 +8,7 @@ GOFILES    = $(shell git ls-files --cached --others --exclude-standard '*.go')
 # Benchmarks compare the lock-free queue with a buffered channel.
 BENCH_CPU ?= 1,2,4,8
 
-.PHONY: all build run stop cluster cluster-down test test-unit test-fuzz fuzz test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate runtime-up runtime-down clean
+.PHONY: all build run stop cluster cluster-down test test-unit test-fuzz fuzz test-e2e bench bench-quick bench-micro bench-micro-quick bench-eventplane bench-eventplane-quick lint generate check-generate reliability runtime-up runtime-down clean
 
 all: build
 
@@ -109,6 +109,14 @@ bench-eventplane:
 
 bench-eventplane-quick:
 	cd bench && ../scripts/with-runtime.sh $(GO) run ./eventplane -quick
+
+# reliability: the fault suite's first cases on the fake CRI: kill -9 of
+# podline mid-start (1,000 pods; at 25/50/90 % Running), mid-teardown and
+# idle, a runtime hanging on one pod, a slow runtime; each case's invariant,
+# figures and PASS/FAIL in bench/results/<date>-<host>/reliability-<rev>.md
+# (~10 min, as root); exits non-zero when an invariant breaks.
+reliability:
+	cd bench && $(GO) run ./suite -scenarios reliability
 
 runtime-up:
 	scripts/runtime.sh up

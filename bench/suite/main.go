@@ -18,6 +18,7 @@
 //	go run ./suite -scenarios scale -out results/<dir>
 //	go run ./suite -scenarios cluster -out results/<dir>
 //	go run ./suite -scenarios queue -out results/<dir>
+//	go run ./suite -scenarios reliability   # kill -9, hanging and slow runtime (make reliability)
 //	go run ./suite -render results/<dir>/suite.json
 package main
 
@@ -69,6 +70,11 @@ type config struct {
 	queueRuntimes string
 	queueCases    string
 	queueTmpfs    bool
+	// reliability: faults (kill -9, a hanging or slow runtime) and the
+	// invariants that must hold through them
+	relRuns  int
+	relPods  int
+	relCases string
 }
 
 var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "kubelet", "probes", "serve", "scale"}
@@ -76,8 +82,9 @@ var allScenarios = []string{"density", "idle", "churn", "real", "ablations", "ku
 // optInScenarios run only when -scenarios names them: cluster needs the
 // control plane built and takes long, which neither make bench nor a
 // quick run should wait for; queue is a study of one design choice with
-// many runs each.
-var optInScenarios = []string{"cluster", "queue"}
+// many runs each; reliability injects faults and checks invariants, a
+// suite of its own (make reliability).
+var optInScenarios = []string{"cluster", "queue", "reliability"}
 
 func parseFlags(args []string) (*config, error) {
 	c := &config{}
@@ -110,6 +117,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.queuePods, "queue-pods", "", "queue: pod counts, comma-separated (default 100,1000,10000; 50,200 with -quick)")
 	fs.StringVar(&c.queueRuntimes, "queue-runtimes", fakeZ+","+fakeC, "queue: fake CRI profiles, comma-separated")
 	fs.StringVar(&c.queueCases, "queue-cases", "", "queue: runtime:pods pairs to run instead of every runtime × pod count, e.g. 'fake-zero:10000,fake-containerd:1000'")
+	fs.IntVar(&c.relRuns, "reliability-runs", 0, "reliability: runs of each case (default 3, 1 with -quick)")
+	fs.IntVar(&c.relPods, "reliability-pods", 0, "reliability: pods of the kill -9 cases (default 1000, 100 with -quick)")
+	fs.StringVar(&c.relCases, "reliability-cases", "", "reliability: cases to run, comma-separated names or kinds (kill, teardown, idle, hang, slow; default all)")
 	fs.BoolVar(&c.queueTmpfs, "queue-tmpfs", true, "queue: put the runs' directories on a tmpfs mounted for the scenario")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -137,6 +147,7 @@ func parseFlags(args []string) (*config, error) {
 	orDefault(&c.clusterRuns, c.quick, 3, 1)
 	orDefault(&c.clusterPods, c.quick, 1000, 50)
 	orDefault(&c.queueRuns, c.quick, 5, 1)
+	orDefault(&c.relRuns, c.quick, 3, 1)
 	if c.scenarios["queue"] {
 		if err := queueFlagsErr(c); err != nil {
 			return nil, err

@@ -112,9 +112,17 @@ func run(ctx context.Context, cfg *config) error {
 			probesErr = errors.Join(probesErr, err)
 		}
 	}
+	if cfg.scenarios["reliability"] {
+		if err := s.reliabilityScenario(ctx, out); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			probesErr = errors.Join(probesErr, err)
+		}
+	}
 	s.run.Ratios = ratios(s.run)
 	s.run.Seconds = time.Since(s.run.Started).Seconds()
-	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"] || cfg.scenarios["cluster"] || cfg.scenarios["queue"]) {
+	if len(s.run.Density) == 0 && len(s.run.Warnings) == 0 && (cfg.scenarios["real"] || cfg.scenarios["probes"] || cfg.scenarios["serve"] || cfg.scenarios["scale"] || cfg.scenarios["cluster"] || cfg.scenarios["queue"] || cfg.scenarios["reliability"]) {
 		// Only the real, probes, serve, scale, cluster or queue scenarios ran: no
 		// suite.md to write over.
 		return probesErr
