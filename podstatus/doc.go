@@ -17,6 +17,8 @@
 //	merge with fields others own ─▶ patch if it differs ─▶ sent=version
 //	               ▲                                      │ failure
 //	               └──────────── back-off, resync ◀───────┘
+//	resync: the watch's copy moved on and differs in a field this node
+//	owns (another writer's Ready=False) ─▶ queue ─▶ patch against that copy
 //	Terminated ─▶ once sent ≥ final version ─▶ DELETE (grace 0, UID precondition)
 //	store.Delete ─▶ Notify ─▶ worker finds no pod ─▶ forget
 package podstatus

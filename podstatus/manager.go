@@ -75,6 +75,15 @@ type podState struct {
 	// gated: readiness gates held Ready false, so the gate conditions,
 	// written by others, are re-read at every resync.
 	gated bool
+	// seenRV is the target's resourceVersion when its status was last
+	// known here (a patch's answer, or the copy a patch was computed
+	// against); a watched copy at another version was written by someone
+	// else since, and the resync checks it for fields this node owns.
+	seenRV string
+	// drift: someone else changed a field this node owns (the node
+	// lifecycle controller's Ready=False when it lost the node), so the
+	// status is sent again although its version was.
+	drift bool
 	// changedAt is when the oldest change not yet sent was noticed.
 	changedAt time.Time
 	// final is the store version at Terminated; 0 until then.
@@ -185,22 +194,24 @@ func (m *Manager) work(ctx context.Context) {
 
 // resync re-queues every pod whose status the API server has not got:
 // a version newer than the one sent, a pending final delete, a new mirror
-// pod, or readiness gates to re-read.
+// pod, readiness gates to re-read, or a field this node owns that someone
+// else changed.
 func (m *Manager) resync() {
 	type item struct {
 		uid, target            types.UID
 		sent                   uint64
+		seenRV                 string
 		gone, gated, deletable bool
 	}
 	m.mu.Lock()
 	items := make([]item, 0, len(m.pods))
 	for uid, st := range m.pods {
-		items = append(items, item{uid, st.target, st.sent, st.gone, st.gated, st.final > 0 && !st.deleted})
+		items = append(items, item{uid, st.target, st.sent, st.seenRV, st.gone, st.gated, st.final > 0 && !st.deleted})
 	}
 	m.mu.Unlock()
-	unsent := 0
+	unsent, drifts := 0, 0
 	for _, it := range items {
-		pod, _, version, ok := m.cfg.Store.Get(it.uid)
+		pod, status, version, ok := m.cfg.Store.Get(it.uid)
 		if !ok {
 			m.queue.Add(it.uid) // to be forgotten
 			continue
@@ -218,7 +229,13 @@ func (m *Manager) resync() {
 			m.queue.Add(it.uid)
 		case it.gated || it.deletable && pod.DeletionTimestamp != nil:
 			m.queue.Add(it.uid)
+		case it.sent > 0 && m.drifted(it.uid, pod, status, t, it.seenRV):
+			drifts++
+			m.queue.Add(it.uid)
 		}
+	}
+	if drifts > 0 {
+		m.log.Info("pod statuses changed in the API server by someone else; sending them again", "pods", drifts)
 	}
 	unsentPods.Set(float64(unsent))
 }

@@ -26,6 +26,12 @@ var (
 	watchMisses    = metrics.NewCounter(`podline_status_watch_bases_total{result="miss"}`)
 	watchConflicts = metrics.NewCounter(`podline_status_watch_bases_total{result="conflict"}`)
 
+	// drift checks: at a resync, the watch's copy of a pod whose status
+	// was sent had moved on, so the fields this node owns were compared;
+	// drifts found: someone else had changed one, and it is sent again.
+	driftChecks = metrics.NewCounter(`podline_status_drift_checks_total`)
+	driftsFound = metrics.NewCounter(`podline_status_drifts_total`)
+
 	// syncSeconds is how long after the first unsent change a status
 	// landed in the API server, retries and waiting for a mirror included.
 	syncSeconds = metrics.NewHistogram(`podline_status_sync_seconds`)

@@ -77,7 +77,7 @@ func (m *Manager) sync(ctx context.Context, uid types.UID) (retry bool) {
 		m.mu.Unlock()
 		return false
 	}
-	if version <= st.sent && !st.gated {
+	if version <= st.sent && !st.gated && !st.drift {
 		st.changedAt = time.Time{}
 		m.mu.Unlock()
 		patchesStale.Inc()
@@ -87,7 +87,12 @@ func (m *Manager) sync(ctx context.Context, uid types.UID) (retry bool) {
 	if st.gated {
 		api = nil // re-read the gate conditions
 	}
-	useWatch := !st.written
+	// A drift was seen in the watch's copy, which is then newer than
+	// anything this manager wrote.
+	useWatch := !st.written || st.drift
+	if st.drift {
+		api = nil
+	}
 	changedAt := st.changedAt
 	st.changedAt = time.Time{}
 	m.mu.Unlock()
@@ -97,8 +102,11 @@ func (m *Manager) sync(ctx context.Context, uid types.UID) (retry bool) {
 	m.mu.Lock()
 	switch {
 	case err == nil:
-		st.sent, st.api, st.gated = version, res.api, res.gated
+		st.sent, st.api, st.gated, st.drift = version, res.api, res.gated, false
 		st.written = st.written || res.patched
+		if res.rv != "" {
+			st.seenRV = res.rv
+		}
 	case errors.Is(err, errGone):
 		st.gone, st.api = true, nil
 	case errors.Is(err, errRejected):
@@ -141,6 +149,7 @@ func (m *Manager) sync(ctx context.Context, uid types.UID) (retry bool) {
 // sent is the outcome of a send that did not fail.
 type sent struct {
 	api     *v1.PodStatus // the API object's status now
+	rv      string        // and its resourceVersion, if known
 	patched bool          // false: it already had this status
 	gated   bool
 }
@@ -152,10 +161,12 @@ type sent struct {
 // the object has moved on since (a conflict), it is read and the patch
 // computed again against what the API server has.
 func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodStatus, api *v1.PodStatus, useWatch bool) (sent, error) {
-	var rv string
+	// rv is a precondition; base is the version the patch is computed
+	// against, when known.
+	var rv, base string
 	if api == nil && useWatch {
 		if w := m.watched(t); w != nil {
-			api, rv = &w.Status, w.ResourceVersion
+			api, rv, base = &w.Status, w.ResourceVersion, w.ResourceVersion
 		}
 	}
 	if api == nil {
@@ -163,7 +174,7 @@ func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodSt
 		if err != nil {
 			return sent{}, err
 		}
-		api = &cur.Status
+		api, base = &cur.Status, cur.ResourceVersion
 	}
 	res, err := m.patch(ctx, pod, t, ours, api, rv)
 	if rv != "" && apierrors.IsConflict(err) {
@@ -172,9 +183,13 @@ func (m *Manager) send(ctx context.Context, pod *v1.Pod, t target, ours v1.PodSt
 		if rerr != nil {
 			return sent{}, rerr
 		}
+		base = cur.ResourceVersion
 		res, err = m.patch(ctx, pod, t, ours, &cur.Status, "")
 	}
 	if err == nil {
+		if !res.patched {
+			res.rv = base
+		}
 		return res, nil
 	}
 	switch {
@@ -227,7 +242,7 @@ func (m *Manager) patch(ctx context.Context, pod *v1.Pod, t target, ours v1.PodS
 	if err != nil {
 		return sent{}, err
 	}
-	return sent{api: &got.Status, patched: true, gated: next.gated}, nil
+	return sent{api: &got.Status, rv: got.ResourceVersion, patched: true, gated: next.gated}, nil
 }
 
 // read gets the target's API object, failing with errGone when it is not
