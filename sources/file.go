@@ -46,14 +46,21 @@ type ManifestPath struct {
 	mu   sync.Mutex
 	errs map[string]error // path → last error; guarded by mu
 
+	// newWatcher is fsnotify.NewWatcher; a test's hook to meet the inotify
+	// instance limit.
+	newWatcher func() (*fsnotify.Watcher, error)
+
 	// The rest belongs to the goroutine that runs Run.
 	watcher  *fsnotify.Watcher
 	watching string
-	files    map[string]*manifestFile
-	order    []string  // manifest paths of the current scan, sorted
-	snapshot []*v1.Pod // reused: Merger.Set does not keep it
-	gen      uint64
-	missing  bool
+	// unwatched: inotify failed (no instance, or the watch was refused), so
+	// only the periodic rescans find changes; logged once per episode.
+	unwatched bool
+	files     map[string]*manifestFile
+	order     []string  // manifest paths of the current scan, sorted
+	snapshot  []*v1.Pod // reused: Merger.Set does not keep it
+	gen       uint64
+	missing   bool
 	// changed: a scan since the last delivery changed some file's pods;
 	// delivered: a first delivery was made.
 	changed, delivered bool
@@ -92,9 +99,10 @@ func NewFileSource(path, nodeName string, period time.Duration, merger *Merger, 
 	}
 	return &ManifestPath{
 		path: filepath.Clean(path), nodeName: nodeName, period: period, merger: merger,
-		log:   log.With("source", FileSource),
-		errs:  make(map[string]error),
-		files: make(map[string]*manifestFile),
+		log:        log.With("source", FileSource),
+		errs:       make(map[string]error),
+		files:      make(map[string]*manifestFile),
+		newWatcher: fsnotify.NewWatcher,
 	}
 }
 
@@ -111,13 +119,25 @@ func (s *ManifestPath) Errors() map[string]error {
 func (s *ManifestPath) Run(ctx context.Context) {
 	var events <-chan fsnotify.Event
 	var watchErrs <-chan error
-	if w, err := fsnotify.NewWatcher(); err != nil {
-		s.log.Warn("inotify unavailable; manifests are only rescanned periodically", "period", s.period, "err", err)
-	} else {
+	// Without an inotify instance (fs.inotify.max_user_instances reached)
+	// each period tries again: the limit is the user's, and another
+	// process may free an instance.
+	startWatcher := func() {
+		w, err := s.newWatcher()
+		if err != nil {
+			s.degraded("inotify unavailable; manifests are only rescanned periodically "+
+				"(raise fs.inotify.max_user_instances)", "err", err)
+			return
+		}
 		s.watcher = w
-		defer w.Close()
 		events, watchErrs = w.Events, w.Errors
 	}
+	startWatcher()
+	defer func() {
+		if s.watcher != nil {
+			s.watcher.Close()
+		}
+	}()
 	s.scan(statAll)
 
 	ticker := time.NewTicker(s.period)
@@ -189,6 +209,9 @@ func (s *ManifestPath) Run(ctx context.Context) {
 			fire = nil
 			rescan()
 		case <-ticker.C:
+			if s.watcher == nil {
+				startWatcher() // the scan below adds the watch
+			}
 			// Every fullStatEvery-th period stats every file, for what
 			// inotify cannot see: a write through a hard link made
 			// after the file was last stat'ed.
@@ -248,9 +271,26 @@ func (s *ManifestPath) ensureWatch(target string) {
 		return
 	}
 	if err := s.watcher.Add(target); err != nil {
-		s.log.Warn("cannot watch manifest path; relying on periodic rescans", "path", target, "period", s.period, "err", err)
+		s.degraded("cannot watch manifest path; relying on periodic rescans "+
+			"(at the limit: raise fs.inotify.max_user_watches)", "path", target, "err", err)
 		s.watching = ""
 		return
 	}
+	if s.unwatched {
+		s.log.Info("watching manifest path again", "path", target)
+		s.unwatched = false
+		fileUnwatched.Set(0)
+	}
 	s.watching = target
+}
+
+// degraded records that only the periodic rescans find changes, logging
+// it once per episode rather than every period.
+func (s *ManifestPath) degraded(msg string, args ...any) {
+	if s.unwatched {
+		return
+	}
+	s.unwatched = true
+	fileUnwatched.Set(1)
+	s.log.Warn(msg, append(args, "period", s.period)...)
 }

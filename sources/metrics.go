@@ -12,4 +12,7 @@ var (
 	// fileNameScans counts rescans of the files named by inotify events.
 	fileNameScans = metrics.NewCounter(`podline_source_file_event_scans_total`)
 	httpFetches   = metrics.NewCounter(`podline_source_http_fetches_total`)
+	// fileUnwatched is 1 while inotify cannot watch the manifest path and
+	// only the periodic rescans (--file-check-frequency) find changes.
+	fileUnwatched = metrics.NewGauge(`podline_source_file_unwatched`, nil)
 )
