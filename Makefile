@@ -110,13 +110,15 @@ bench-eventplane:
 bench-eventplane-quick:
 	cd bench && ../scripts/with-runtime.sh $(GO) run ./eventplane -quick
 
-# reliability: the fault suite's first cases on the fake CRI: kill -9 of
+# reliability: the fault suite's first cases: on the fake CRI, kill -9 of
 # podline mid-start (1,000 pods; at 25/50/90 % Running), mid-teardown and
-# idle, a runtime hanging on one pod, a slow runtime; each case's invariant,
-# figures and PASS/FAIL in bench/results/<date>-<host>/reliability-<rev>.md
-# (~10 min, as root); exits non-zero when an invariant breaks.
+# idle, a runtime hanging on one pod, a slow runtime; on the real
+# containerd, containerd stopped and killed -9 under podline. Each case's
+# invariant, figures and PASS/FAIL in
+# bench/results/<date>-<host>/reliability-<rev>.md (~15 min, as root);
+# exits non-zero when an invariant breaks.
 reliability:
-	cd bench && $(GO) run ./suite -scenarios reliability
+	cd bench && ../scripts/with-runtime.sh $(GO) run ./suite -scenarios reliability
 
 runtime-up:
 	scripts/runtime.sh up

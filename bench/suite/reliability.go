@@ -24,16 +24,21 @@ import (
 //   - a hanging runtime: one pod's RunPodSandbox never answers; the others
 //     must start, and the stuck one's status must say why.
 //   - a slow runtime: every call takes a second longer; every pod starts.
+//   - on the harness's real containerd: containerd stopped (SIGTERM) or
+//     killed (SIGKILL) and started again under podline, with manifests
+//     removed and added during the outage.
 //
 // A case that fails its invariant is a result, not an error of the
 // suite: it is reported with its evidence, and the scenario then exits
 // non-zero.
 const (
-	relKill      = "kill"     // kill -9 mid-start at frac of the pods Running
-	relTeardown  = "teardown" // kill -9 with half the sandboxes gone
-	relIdle      = "idle"     // kill -9 with every pod Running
-	relHang      = "hang"     // one pod's RunPodSandbox hangs
-	relSlow      = "slow"     // every call 1 s slower
+	relKill      = "kill"               // kill -9 mid-start at frac of the pods Running
+	relTeardown  = "teardown"           // kill -9 with half the sandboxes gone
+	relIdle      = "idle"               // kill -9 with every pod Running
+	relHang      = "hang"               // one pod's RunPodSandbox hangs
+	relSlow      = "slow"               // every call 1 s slower
+	relCtrdStop  = "containerd-restart" // containerd stopped and started under podline
+	relCtrdKill  = "containerd-kill-9"  // containerd killed -9 and started under podline
 	relRuntime   = result.RuntimeFakeContainerd
 	relConverge  = 10 * time.Second // the target: restart → every invariant holds
 	relLimit     = 90 * time.Second // how long a run waits for the invariants
@@ -52,15 +57,15 @@ func (c relCase) name() string {
 		return fmt.Sprintf("kill-9-at-%.0f%%", c.frac*100)
 	}
 	return map[string]string{relTeardown: "kill-9-mid-teardown", relIdle: "kill-9-idle",
-		relHang: "hang-RunPodSandbox", relSlow: "slow-runtime-1s"}[c.kind]
+		relHang: "hang-RunPodSandbox", relSlow: "slow-runtime-1s", relCtrdStop: relCtrdStop, relCtrdKill: relCtrdKill}[c.kind]
 }
 
 // relPlan lists the cases in priority order; only, when not empty, keeps
 // the cases named there.
 func relPlan(quick bool, pods int, only []string) []relCase {
-	n, hang, slow := 1000, 100, 30
+	n, hang, slow, ctrd := 1000, 100, 30, 50
 	if quick {
-		n, hang, slow = 100, 20, 10
+		n, hang, slow, ctrd = 100, 20, 10, 10
 	}
 	if pods > 0 {
 		n = pods
@@ -69,6 +74,7 @@ func relPlan(quick bool, pods int, only []string) []relCase {
 		{kind: relKill, frac: 0.25, pods: n}, {kind: relKill, frac: 0.50, pods: n}, {kind: relKill, frac: 0.90, pods: n},
 		{kind: relTeardown, pods: n}, {kind: relIdle, pods: n},
 		{kind: relHang, pods: hang}, {kind: relSlow, pods: slow},
+		{kind: relCtrdStop, pods: ctrd}, {kind: relCtrdKill, pods: ctrd},
 	}
 	if len(only) == 0 {
 		return all
@@ -120,6 +126,10 @@ func (s *suite) reliabilityScenario(ctx context.Context, out string) error {
 		return fmt.Errorf("-reliability-cases %q: no such case", s.cfg.relCases)
 	}
 	name := "reliability-" + shortRev(ctx, s.cfg.repo)
+	if s.cfg.relCases != "" {
+		// A partial run must not overwrite the full one's report.
+		name = "reliability-" + strings.NewReplacer(",", "+", "%", "").Replace(s.cfg.relCases) + "-" + shortRev(ctx, s.cfg.repo)
+	}
 	var last string
 	var failed []string
 	err := runCases(ctx, name, out, cases,
@@ -154,6 +164,8 @@ func (s *suite) relCase(ctx context.Context, c relCase, n int, label string) (re
 		err = s.relHang(ctx, &r, label)
 	case relSlow:
 		err = s.relSlow(ctx, &r, label)
+	case relCtrdStop, relCtrdKill:
+		err = s.relContainerd(ctx, c.kind == relCtrdKill, &r, label)
 	default:
 		err = s.relKill(ctx, c, &r, label)
 	}

@@ -138,7 +138,7 @@ type relEnd struct {
 // relConvergence checks the invariants until they hold (the convergence
 // time, from restart) and then once more relStability later; a run whose
 // invariants never hold returns the violations at relLimit, and -1.
-func relConvergence(ctx context.Context, rt *cri.Client, a agent, want map[string]bool, restart time.Time, label string) (relEnd, float64, error) {
+func relConvergence(ctx context.Context, rt runtimeLister, a agent, want map[string]bool, restart time.Time, label string) (relEnd, float64, error) {
 	last := time.Now()
 	for {
 		snap, at, err := relLook(ctx, rt, a)

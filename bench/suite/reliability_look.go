@@ -11,13 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/podline/podline/cri"
 	v1 "k8s.io/api/core/v1"
 )
 
 // relLook takes one snapshot of both sides: the runtime first, then
 // /pods, and returns when /pods answered, the later of the two looks.
-func relLook(ctx context.Context, rt *cri.Client, a agent) (relSnapshot, time.Time, error) {
+func relLook(ctx context.Context, rt runtimeLister, a agent) (relSnapshot, time.Time, error) {
 	var s relSnapshot
 	var err error
 	if s.sandboxes, err = rt.ListPodSandbox(ctx, nil); err != nil {
