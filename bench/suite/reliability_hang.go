@@ -170,7 +170,11 @@ func (s *suite) relStart(ctx context.Context, label string, fakeArgs []string, p
 		return nil, err
 	}
 	e.w = newPodWriter(e.a.manifests())
-	return e, sleep(ctx, min(3*time.Second, s.settle()))
+	if err := sleep(ctx, min(3*time.Second, s.settle())); err != nil {
+		e.close(label)
+		return nil, err
+	}
+	return e, nil
 }
 
 // write hands over n pods at once and returns their names in /pods.

@@ -35,14 +35,18 @@ func relMarkdown(run *result.Run, cfg *config, runs []relRun, errs []string) str
 			}
 		}
 		killed, conv, calls, left := "–", "–", "–", "–"
-		if rs[0].KilledRunning+rs[0].KilledReady > 0 || rs[0].ConvergeSec != 0 {
+		if rs[0].KilledRunning+rs[0].KilledReady > 0 {
 			killed = medOrDash(of(rs, func(r relRun) float64 { return float64(r.KilledRunning) }), 0) + " / " +
 				medOrDash(of(rs, func(r relRun) float64 { return float64(r.KilledReady) }), 0)
+		}
+		if rs[0].ConvergeSec != 0 {
 			conv = medOrDash(slices.DeleteFunc(of(rs, func(r relRun) float64 { return r.ConvergeSec }), func(x float64) bool { return x < 0 }), 2)
 			if never := countIf(rs, func(r relRun) bool { return r.ConvergeSec < 0 }); never > 0 {
 				conv += fmt.Sprintf(", %d never", never)
 			}
-			calls = callsCell(rs)
+			if rs[0].Runtime == relRuntime {
+				calls = callsCell(rs)
+			}
 			left = medOrDash(of(rs, func(r relRun) float64 { return float64(r.Left.DeadSandboxes) }), 0) + " / " +
 				medOrDash(of(rs, func(r relRun) float64 { return float64(r.Left.ExitedContains) }), 0)
 		}
