@@ -37,6 +37,7 @@ const (
 	relIdle      = "idle"               // kill -9 with every pod Running
 	relHang      = "hang"               // one pod's RunPodSandbox hangs
 	relSlow      = "slow"               // every call 1 s slower
+	relHangStat  = "hang-status"        // one pod's ContainerStatus hangs as its container exits
 	relCtrdStop  = "containerd-restart" // containerd stopped and started under podline
 	relCtrdKill  = "containerd-kill-9"  // containerd killed -9 and started under podline
 	relRuntime   = result.RuntimeFakeContainerd
@@ -57,7 +58,7 @@ func (c relCase) name() string {
 		return fmt.Sprintf("kill-9-at-%.0f%%", c.frac*100)
 	}
 	return map[string]string{relTeardown: "kill-9-mid-teardown", relIdle: "kill-9-idle",
-		relHang: "hang-RunPodSandbox", relSlow: "slow-runtime-1s", relCtrdStop: relCtrdStop, relCtrdKill: relCtrdKill}[c.kind]
+		relHang: "hang-RunPodSandbox", relHangStat: "hang-ContainerStatus", relSlow: "slow-runtime-1s", relCtrdStop: relCtrdStop, relCtrdKill: relCtrdKill}[c.kind]
 }
 
 // relPlan lists the cases in priority order; only, when not empty, keeps
@@ -73,7 +74,7 @@ func relPlan(quick bool, pods int, only []string) []relCase {
 	all := []relCase{
 		{kind: relKill, frac: 0.25, pods: n}, {kind: relKill, frac: 0.50, pods: n}, {kind: relKill, frac: 0.90, pods: n},
 		{kind: relTeardown, pods: n}, {kind: relIdle, pods: n},
-		{kind: relHang, pods: hang}, {kind: relSlow, pods: slow},
+		{kind: relHang, pods: hang}, {kind: relHangStat, pods: slow}, {kind: relSlow, pods: slow},
 		{kind: relCtrdStop, pods: ctrd}, {kind: relCtrdKill, pods: ctrd},
 	}
 	if len(only) == 0 {
@@ -162,6 +163,8 @@ func (s *suite) relCase(ctx context.Context, c relCase, n int, label string) (re
 	switch c.kind {
 	case relHang:
 		err = s.relHang(ctx, &r, label)
+	case relHangStat:
+		err = s.relHangStatus(ctx, &r, label)
 	case relSlow:
 		err = s.relSlow(ctx, &r, label)
 	case relCtrdStop, relCtrdKill:

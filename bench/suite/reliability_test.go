@@ -21,11 +21,12 @@ func TestRelPlan(t *testing.T) {
 			t.Fatalf("plan %v, want %v", got, want)
 		}
 	}
-	all := []string{"kill-9-at-25%", "kill-9-at-50%", "kill-9-at-90%", "kill-9-mid-teardown", "kill-9-idle", "hang-RunPodSandbox", "slow-runtime-1s", "containerd-restart", "containerd-kill-9"}
+	all := []string{"kill-9-at-25%", "kill-9-at-50%", "kill-9-at-90%", "kill-9-mid-teardown", "kill-9-idle", "hang-RunPodSandbox", "hang-ContainerStatus", "slow-runtime-1s", "containerd-restart", "containerd-kill-9"}
 	f(false, 0, nil, all...)
 	f(true, 50, nil, all...)
 	f(false, 0, []string{"kill"}, all[:3]...)
 	f(false, 0, []string{"kill-9-idle", "hang"}, "kill-9-idle", "hang-RunPodSandbox")
+	f(false, 0, []string{"hang-status"}, "hang-ContainerStatus")
 	f(false, 0, []string{"nope"})
 	f(false, 0, []string{"containerd-kill-9"}, "containerd-kill-9")
 }
