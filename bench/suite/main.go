@@ -73,6 +73,7 @@ type config struct {
 	// reliability: faults (kill -9, a hanging or slow runtime) and the
 	// invariants that must hold through them
 	relRuns  int
+	relOther int // runs of the cases other than the kill -9 ones
 	relPods  int
 	relCases string
 }
@@ -118,6 +119,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.queueRuntimes, "queue-runtimes", fakeZ+","+fakeC, "queue: fake CRI profiles, comma-separated")
 	fs.StringVar(&c.queueCases, "queue-cases", "", "queue: runtime:pods pairs to run instead of every runtime × pod count, e.g. 'fake-zero:10000,fake-containerd:1000'")
 	fs.IntVar(&c.relRuns, "reliability-runs", 0, "reliability: runs of each case (default 3, 1 with -quick)")
+	fs.IntVar(&c.relOther, "reliability-fault-runs", 0, "reliability: runs of the hang, slow and containerd cases (default -reliability-runs)")
 	fs.IntVar(&c.relPods, "reliability-pods", 0, "reliability: pods of the kill -9 cases (default 1000, 100 with -quick)")
 	fs.StringVar(&c.relCases, "reliability-cases", "", "reliability: cases to run, comma-separated names or kinds (kill, teardown, idle, hang, slow; default all)")
 	fs.BoolVar(&c.queueTmpfs, "queue-tmpfs", true, "queue: put the runs' directories on a tmpfs mounted for the scenario")
@@ -148,6 +150,7 @@ func parseFlags(args []string) (*config, error) {
 	orDefault(&c.clusterPods, c.quick, 1000, 50)
 	orDefault(&c.queueRuns, c.quick, 5, 1)
 	orDefault(&c.relRuns, c.quick, 3, 1)
+	orDefault(&c.relOther, c.quick, c.relRuns, 1)
 	if c.scenarios["queue"] {
 		if err := queueFlagsErr(c); err != nil {
 			return nil, err

@@ -134,7 +134,12 @@ func (s *suite) reliabilityScenario(ctx context.Context, out string) error {
 	var last string
 	var failed []string
 	err := runCases(ctx, name, out, cases,
-		func(relCase) int { return s.cfg.relRuns },
+		func(c relCase) int {
+			if c.kind == relKill || c.kind == relIdle || c.kind == relTeardown {
+				return s.cfg.relRuns
+			}
+			return s.cfg.relOther
+		},
 		func(c relCase) string { return fmt.Sprintf("%s %d pods", c.name(), c.pods) },
 		func(c relCase, n int, label string) (relRun, error) {
 			r, err := s.relCase(ctx, c, n, label)

@@ -20,7 +20,7 @@ func relMarkdown(run *result.Run, cfg *config, runs []relRun, errs []string) str
 	}
 	fmt.Fprintf(&b, "- runtime fake-containerd: cmd/fakecri with containerd-like latencies (RunPodSandbox 77 ms, Create/StartContainer 35 ms each, StopPodSandbox 100 ms, others 1 ms); a fresh fake CRI and fresh podline directories (own cgroup root) for every run; default podline flags unless a case says otherwise; host-network pods running `sleep`, written at once as static manifests. Runtime containerd: the harness's containerd 2 + runc (scripts/runtime.sh), podline on it with default flags\n")
 	fmt.Fprintf(&b, "- kill -9 cases: podline gets SIGKILL at the case's moment (read from the runtime's lists every 10 ms) and is restarted at once on the same directories. Convergence = restart → first look at which every invariant holds (runtime lists then GET /pods, every 100 ms, so to ~0.1 s plus one look's time); the invariants must still hold %s later. Target ≤ %s. Calls after restart: the fake CRI's state-changing calls from the kill to the end of the run\n", relStability, relConverge)
-	fmt.Fprintf(&b, "- runs per case: %d\n\n", cfg.relRuns)
+	fmt.Fprintf(&b, "- runs per case: %d of each kill -9 case, %d of the others\n\n", cfg.relRuns, cfg.relOther)
 
 	keys, by := groupBy(runs, func(r relRun) string { return r.Case })
 	b.WriteString("## Summary: medians (min–max) over runs\n\n")
