@@ -6,11 +6,13 @@
 package kubeapi
 
 import (
+	"crypto/tls"
 	"fmt"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/connrotation"
 )
 
 // Config is how podline reaches the API server.
@@ -20,6 +22,10 @@ type Config struct {
 	Burst      int
 	// UserAgent names podline and its version in the API server's logs.
 	UserAgent string
+	// ClientCert, if set, is the client certificate to present instead of
+	// the kubeconfig's, asked for at every new connection
+	// (--rotate-certificates).
+	ClientCert func() *tls.Certificate
 }
 
 // Clients are podline's three connections, split as the kubelet splits
@@ -30,15 +36,31 @@ type Config struct {
 // starts or the node would be marked NotReady.
 type Clients struct {
 	Pods, Events, Heartbeat kubernetes.Interface
+
+	dialer *connrotation.Dialer // nil unless Config.ClientCert
+}
+
+// CertRotated closes every connection to the API server, so that the
+// next requests dial again and present the new client certificate.
+func (c *Clients) CertRotated() {
+	if c.dialer != nil {
+		c.dialer.CloseAll()
+	}
 }
 
 // NewClients loads the kubeconfig once and makes the three clients from
 // it. eventQPS and eventBurst limit the events client.
 func NewClients(c Config, eventQPS float32, eventBurst int) (*Clients, error) {
 	registerMetrics()
-	rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	rc, err := loadKubeconfig(c.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+		return nil, err
+	}
+	var out Clients
+	if c.ClientCert != nil {
+		if out.dialer, err = rotatingTransport(rc, c.ClientCert); err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", c.Kubeconfig, err)
+		}
 	}
 	if c.UserAgent != "" {
 		rc.UserAgent = c.UserAgent
@@ -47,7 +69,6 @@ func NewClients(c Config, eventQPS float32, eventBurst int) (*Clients, error) {
 	// watches; every built-in type podline uses speaks it.
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	var out Clients
 	for _, cl := range []struct {
 		into  *kubernetes.Interface
 		qps   float32
@@ -64,4 +85,12 @@ func NewClients(c Config, eventQPS float32, eventBurst int) (*Clients, error) {
 		}
 	}
 	return &out, nil
+}
+
+func loadKubeconfig(path string) (*rest.Config, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return rc, nil
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/certificate"
 
 	"github.com/podline/podline/events"
 	"github.com/podline/podline/kubeapi"
@@ -32,6 +34,11 @@ type cluster struct {
 	api             *sources.APIWatcher
 	mirrors         *mirror.Manager
 	statuses        *podstatus.Manager
+	// --rotate-certificates: the client certificate's manager, and the
+	// clients whose connections a renewal closes. nil without it.
+	clients    *kubeapi.Clients
+	clientCert certificate.Manager
+	log        *slog.Logger
 }
 
 // connectCluster makes the client and what the stages need of the API
@@ -45,15 +52,28 @@ func (a *agent) connectCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("--node-labels: %w", err)
 	}
-	clients, err := kubeapi.NewClients(kubeapi.Config{
+	cfg := kubeapi.Config{
 		Kubeconfig: o.kubeconfig, QPS: float32(o.kubeAPIQPS), Burst: o.kubeAPIBurst,
 		UserAgent: "podline/" + version + " (" + a.node.Name + ")",
-	}, float32(o.eventQPS), o.eventBurst)
-	if err != nil {
+	}
+	var clients *kubeapi.Clients
+	var clientCert certificate.Manager
+	if o.serve.rotateCerts {
+		// The manager asks for certificates through the clients that
+		// present its own: made first, it reads them once they exist.
+		if clientCert, err = a.clientCertManager(func() kubernetes.Interface { return clients.Pods }); err != nil {
+			return err
+		}
+		cfg.ClientCert = clientCert.Current
+	}
+	if clients, err = kubeapi.NewClients(cfg, float32(o.eventQPS), o.eventBurst); err != nil {
 		return err
 	}
 	client := clients.Pods
 	a.cluster = &cluster{
+		clients:         clients,
+		clientCert:      clientCert,
+		log:             a.log,
 		client:          client,
 		heartbeatClient: clients.Heartbeat,
 		labels:          labels,
@@ -88,6 +108,9 @@ func (a *agent) wireCluster(runtimeName, runtimeVersion string) error {
 
 // run starts the loops that talk to the API server.
 func (c *cluster) run(goRun func(func(context.Context))) {
+	if c.clientCert != nil {
+		goRun(c.rotateClientCert)
+	}
 	goRun(c.heartbeat.Run)
 	goRun(c.services.Run)
 	goRun(c.mirrors.Run)

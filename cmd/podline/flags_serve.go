@@ -19,6 +19,7 @@ type servingOptions struct {
 	tlsMinVersion           string
 	tlsCipherSuites         listFlag
 	rotateServerCerts       bool
+	rotateCerts             bool
 
 	clientCAFile      string
 	anonymousAuth     bool
@@ -62,6 +63,7 @@ func addServingFlags(fs *flag.FlagSet, o *servingOptions) {
 	fs.StringVar(&o.certDir, "cert-dir", "", "Directory of the serving certificates podline makes or rotates; default <root-dir>/pki.")
 	fs.StringVar(&o.tlsMinVersion, "tls-min-version", "VersionTLS12", "Lowest TLS version served: VersionTLS12 or VersionTLS13.")
 	fs.Var(&o.tlsCipherSuites, "tls-cipher-suites", "TLS 1.2 cipher suites, comma-separated Go names; default: ECDHE with AES-GCM or ChaCha20-Poly1305 only.")
+	fs.BoolVar(&o.rotateCerts, "rotate-certificates", false, "Cluster mode: renew the client certificate podline reaches the API server with, through a kube-apiserver-client-kubelet CertificateSigningRequest, before it expires; kept in --cert-dir (kubelet-client-current.pem).")
 	fs.BoolVar(&o.rotateServerCerts, "rotate-server-certificates", false, "Cluster mode: get the serving certificate from a kubelet-serving CertificateSigningRequest and renew it before it expires.")
 	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "CA bundle that client certificates of the authenticated port are verified against.")
 	fs.BoolVar(&o.anonymousAuth, "anonymous-auth", false, "Serve requests without credentials as system:anonymous (still subject to authorization).")
@@ -102,6 +104,9 @@ func (o *servingOptions) validate(cluster bool) error {
 	}
 	if o.rotateServerCerts && !cluster {
 		return fmt.Errorf("--rotate-server-certificates needs --kubeconfig")
+	}
+	if o.rotateCerts && !cluster {
+		return fmt.Errorf("--rotate-certificates needs --kubeconfig")
 	}
 	for _, c := range []struct {
 		d    time.Duration

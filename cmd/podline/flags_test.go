@@ -45,6 +45,7 @@ func TestBadFlagsNameTheFlag(t *testing.T) {
 	f([]string{"--tls-min-version=VersionTLS11"}, "--tls-min-version")
 	f([]string{"--tls-cipher-suites=TLS_NOPE"}, "--tls-cipher-suites")
 	f([]string{"--rotate-server-certificates"}, "--rotate-server-certificates needs --kubeconfig")
+	f([]string{"--rotate-certificates"}, "--rotate-certificates needs --kubeconfig")
 	f([]string{"--port=70000"}, "--port")
 	f([]string{"--cluster-dns=10.0.0.10,nope"}, "--cluster-dns")
 	f([]string{"--read-only-port=70000"}, "--read-only-port")
