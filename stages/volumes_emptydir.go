@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podline/podline/internal/fsgroup"
 	"github.com/podline/podline/internal/tmpfs"
 )
 
@@ -121,9 +122,15 @@ func giveToGroup(root string, gid int) error {
 	if err := os.Lchown(root, -1, gid); err != nil {
 		return err
 	}
-	mode := fi.Mode() | fsGroupWritable | fsGroupDirBits
+	mode := (fi.Mode() | fsGroupWritable | fsGroupDirBits) & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	// Set after the chown, which clears setgid.
-	return os.Chmod(root, mode&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))
+	if err := os.Chmod(root, mode); err != nil {
+		return err
+	}
+	if fi, err = os.Lstat(root); err != nil {
+		return err
+	}
+	return fsgroup.CheckSetgid(root, mode, fi.Mode())
 }
 
 // fsGroupOf is the pod's fsGroup, or nil.

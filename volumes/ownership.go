@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/internal/fsgroup"
 )
 
 // Modes and owners are the ones the kubelet gives these volumes, because
@@ -123,7 +125,14 @@ func (w writer) ownOpen(f *os.File, mode fs.FileMode, uid int) error {
 	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("chmod %s: %w", f.Name(), err)
 	}
-	return nil
+	if mode&fs.ModeSetgid == 0 {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	return fsgroup.CheckSetgid(f.Name(), mode, fi.Mode())
 }
 
 // ownDir sets the mode of a directory beneath root, and with an fsGroup
