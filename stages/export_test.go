@@ -10,3 +10,10 @@ func (g *StartGate) MostStarts() int {
 	defer g.mu.Unlock()
 	return g.most
 }
+
+// Parked is the number of passes waiting at the gate.
+func (g *StartGate) Parked() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.parked) - g.head
+}

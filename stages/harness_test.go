@@ -63,6 +63,8 @@ type harnessOpts struct {
 	// --pod-max-pids.
 	limits  stages.PodCgroups
 	podPids *int64
+	// requestTimeout bounds each runtime call (zero: 5 s).
+	requestTimeout time.Duration
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -71,7 +73,11 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		o.socket, o.srv = fake.Listen(t, o.fake)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := cri.Dial(ctx, o.socket, "", 5*time.Second)
+	timeout := o.requestTimeout
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	rt, err := cri.Dial(ctx, o.socket, "", timeout)
 	if err != nil {
 		t.Fatal(err)
 	}

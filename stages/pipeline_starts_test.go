@@ -29,30 +29,43 @@ func TestStartGateBoundsStartsInThePipeline(t *testing.T) {
 			t.Fatalf("at most %d starts at once, want the limit, 3", got)
 		}
 
-		// A runtime that takes 3 s per sandbox: one start holds the only
+		// A runtime stuck on one pod's sandbox: its start holds the only
 		// place while the others wait; they are deleted meanwhile.
 		slow := stages.NewFixedStartGate(1)
-		h2 := newHarness(t, harnessOpts{queue: q, starts: slow, window: 128,
-			fake: fake.Options{Latency: map[string]time.Duration{"RunPodSandbox": 3 * time.Second}}})
+		h2 := newHarness(t, harnessOpts{queue: q, starts: slow, window: 128, requestTimeout: time.Minute,
+			fake: fake.Options{Hangs: []fake.Hang{{Method: "RunPodSandbox", Name: "first"}}}})
 		first := testPod("first")
 		h2.pipe.Upsert(first)
+		// The first start holds the place once its sandbox call is stuck
+		// in the runtime (for the client's timeout, a minute; the gate
+		// stops counting it after 10 s).
+		for deadline := time.Now().Add(10 * time.Second); h2.fake.HungCalls() == 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first pod's sandbox call never reached the runtime")
+			}
+		}
 		var waiting []*v1.Pod
 		for i := range 5 {
 			p := testPod(fmt.Sprintf("w%d", i))
 			h2.pipe.Upsert(p)
 			waiting = append(waiting, p)
 		}
+		for deadline := time.Now().Add(10 * time.Second); slow.Parked() < len(waiting); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d passes wait at the gate, want %d", slow.Parked(), len(waiting))
+			}
+		}
 		for _, p := range waiting {
 			h2.pipe.Remove(p.UID)
 		}
+		// Gone while the start ahead of them still holds the place.
 		for _, p := range waiting {
 			h2.waitGone(p.UID)
 		}
-		// Gone while the start ahead of them still holds the place.
-		if st, _, ok := h2.store.Status(first.UID); ok && st.Phase == v1.PodRunning {
-			t.Fatal("the pods waiting at the gate went only after the start ahead of them had finished")
+		// Still the one call, stuck: the place was never given up.
+		if n := h2.fake.Calls("RunPodSandbox"); n != 1 {
+			t.Fatalf("RunPodSandbox called %d times, want the first pod's stuck call only", n)
 		}
-		h2.waitRunning(first.UID)
 	})
 }
 
