@@ -9,6 +9,7 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/certificate"
 
@@ -60,20 +61,13 @@ func (c *cluster) rotateClientCert(ctx context.Context) {
 	c.clientCert.Start()
 	defer c.clientCert.Stop()
 	last := c.clientCert.Current()
-	t := time.NewTicker(clientCertCheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		if cur := c.clientCert.Current(); cur != last {
 			last = cur
 			c.clients.CertRotated()
 			c.log.Info("client certificate renewed; reconnecting to the API server with it", "notAfter", leafNotAfter(cur))
 		}
-	}
+	}, clientCertCheck)
 }
 
 func leafNotAfter(c *tls.Certificate) string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/podline/podline/server"
 	"github.com/podline/podline/server/auth"
 )
@@ -21,14 +23,7 @@ func (a *agent) reloadServingFiles(ctx context.Context, cert *server.CertFiles, 
 	if cert == nil && ca == nil {
 		return
 	}
-	t := time.NewTicker(servingFilesEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		if cert != nil {
 			if changed, err := cert.Reload(); err != nil {
 				a.log.Warn("authenticated port: serving certificate not reloaded; the last one stays in service", "err", err)
@@ -43,5 +38,5 @@ func (a *agent) reloadServingFiles(ctx context.Context, cert *server.CertFiles, 
 				a.log.Info("authenticated port: --client-ca-file reloaded")
 			}
 		}
-	}
+	}, servingFilesEvery)
 }
