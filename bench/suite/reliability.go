@@ -46,11 +46,32 @@ const (
 	relStability = 3 * time.Second  // they must still hold this much later
 )
 
-// relCase is one case of the plan.
+// relCase is one case of the plan, and which of its runs.
 type relCase struct {
-	kind string
-	frac float64 // relKill: the share of pods Running when podline is killed
-	pods int
+	kind      string
+	frac      float64 // relKill: the share of pods Running when podline is killed
+	pods      int
+	run, runs int
+}
+
+// relPasses repeats the plan in passes, each case once per pass, so that
+// a scenario cut short still has every case once; the kill -9 cases run
+// killRuns times in all, the others otherRuns.
+func relPasses(plan []relCase, killRuns, otherRuns int) []relCase {
+	var out []relCase
+	for pass := 1; pass <= max(killRuns, otherRuns); pass++ {
+		for _, c := range plan {
+			c.runs = otherRuns
+			if c.kind == relKill || c.kind == relIdle || c.kind == relTeardown {
+				c.runs = killRuns
+			}
+			if pass <= c.runs {
+				c.run = pass
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 func (c relCase) name() string {
@@ -122,7 +143,7 @@ type relRun struct {
 // reliabilityScenario runs the plan and writes reliability-<rev>.json and
 // .md into out; it fails when any run failed its invariants.
 func (s *suite) reliabilityScenario(ctx context.Context, out string) error {
-	cases := relPlan(s.cfg.quick, s.cfg.relPods, splitList(s.cfg.relCases))
+	cases := relPasses(relPlan(s.cfg.quick, s.cfg.relPods, splitList(s.cfg.relCases)), s.cfg.relRuns, s.cfg.relOther)
 	if len(cases) == 0 {
 		return fmt.Errorf("-reliability-cases %q: no such case", s.cfg.relCases)
 	}
@@ -134,15 +155,10 @@ func (s *suite) reliabilityScenario(ctx context.Context, out string) error {
 	var last string
 	var failed []string
 	err := runCases(ctx, name, out, cases,
-		func(c relCase) int {
-			if c.kind == relKill || c.kind == relIdle || c.kind == relTeardown {
-				return s.cfg.relRuns
-			}
-			return s.cfg.relOther
-		},
-		func(c relCase) string { return fmt.Sprintf("%s %d pods", c.name(), c.pods) },
-		func(c relCase, n int, label string) (relRun, error) {
-			r, err := s.relCase(ctx, c, n, label)
+		func(relCase) int { return 1 },
+		func(c relCase) string { return fmt.Sprintf("%s %d pods #%d/%d", c.name(), c.pods, c.run, c.runs) },
+		func(c relCase, _ int, label string) (relRun, error) {
+			r, err := s.relCase(ctx, c, c.run, label)
 			if err == nil {
 				progress("%s: %s: %s", label, verdict(r.Pass), r.Verdict)
 				if !r.Pass {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,5 +53,17 @@ func TestRelMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Fatalf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestRelPasses(t *testing.T) {
+	plan := relPlan(false, 0, []string{"kill-9-idle", "hang"})
+	var got []string
+	for _, c := range relPasses(plan, 3, 1) {
+		got = append(got, fmt.Sprintf("%s#%d/%d", c.name(), c.run, c.runs))
+	}
+	want := "kill-9-idle#1/3 hang-RunPodSandbox#1/1 kill-9-idle#2/3 kill-9-idle#3/3"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("passes %v, want %s", got, want)
 	}
 }
