@@ -76,6 +76,9 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 
 	churn := max(1, r.Pods/10)
 	down := time.Now()
+	// Once stopped, containerd is started again even if the suite is
+	// interrupted meanwhile: it is the harness's, not the case's.
+	ctx, outer := context.WithoutCancel(ctx), ctx
 	argv, env, logPath, err := stopContainerd(ctx, pid, kill)
 	if err != nil {
 		return err
@@ -98,6 +101,7 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 	if err := startContainerd(ctx, rt, argv, env, logPath, s.cfg.containerdP); err != nil {
 		return err
 	}
+	ctx = outer
 	up := time.Now()
 	r.Figures = map[string]float64{"containerd_down_sec": up.Sub(down).Seconds()}
 	progress("%s: containerd down %.1fs (%s), %d manifests removed and %d written meanwhile", label, r.Figures["containerd_down_sec"], map[bool]string{true: "SIGKILL", false: "SIGTERM"}[kill], churn, churn)
