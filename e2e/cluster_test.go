@@ -121,11 +121,21 @@ type clusterNode struct {
 // and whatever it left in the API or the runtime.
 func startNode(t *testing.T, extra ...string) *clusterNode {
 	t.Helper()
+	return startNodeVia(t, nil, extra...)
+}
+
+// startNodeVia is startNode with podline's kubeconfig made by via from the
+// node's own (nil: the node's own), to put a proxy in between.
+func startNodeVia(t *testing.T, via func(cp *controlPlane, kubeconfig string) string, extra ...string) *clusterNode {
+	t.Helper()
 	cp := needControlPlane(t)
 	b := make([]byte, 3)
 	rand.Read(b)
 	n := &clusterNode{t: t, cp: cp, name: "e2e-" + hex.EncodeToString(b)}
 	kubeconfig := cp.run(t, "node-kubeconfig", n.name)
+	if via != nil {
+		kubeconfig = via(cp, kubeconfig)
+	}
 	// Cleanups run last-registered first: pods, then podline, then the node.
 	t.Cleanup(n.deleteNode)
 	n.createNamespace()
