@@ -211,7 +211,9 @@ func startContainerd(ctx context.Context, rt *cri.Client, argv, env []string, lo
 		return fmt.Errorf("start containerd again: %w", err)
 	}
 	pid := cmd.Process.Pid
-	cmd.Process.Release()
+	// Reaped when it ends: a containerd the next case kills must leave
+	// no zombie behind, which /proc would still show.
+	go cmd.Wait()
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
 		return err
 	}
