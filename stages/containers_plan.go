@@ -209,7 +209,7 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, probe
 			restartAfterBackoff(spec, c, rt, true, crash, now, plan)
 			return false
 		case c.State == pleg.ContainerCreated:
-			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
+			replaceCreated(spec, c, true, plan)
 			return false
 		case c.State == pleg.ContainerRunning && podspec.SpecChanged(c.Hash, spec):
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
@@ -253,7 +253,8 @@ func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, cr
 			plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
 		}
 	case c.State == pleg.ContainerCreated:
-		plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
+		replaceCreated(spec, c, false, plan)
+		plan.wait(spec.Name, "ContainerCreating", "")
 	case c.State == pleg.ContainerExited:
 		if shouldRestart(pod.Spec.RestartPolicy, c.ExitCode) {
 			restartAfterBackoff(spec, c, rt, false, crash, now, plan)

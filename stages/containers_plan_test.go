@@ -115,9 +115,16 @@ func TestPlanContainers(t *testing.T) {
 		changed, rtPod(sb, legacy), nil, now, planSummary{
 			Kill: []KillAction{{ID: "c1", Name: "app", SandboxID: "sb1", Reason: "spec changed"}},
 		})
-	f("created but never started: kill it",
+	// A stop would leave it created (containerd stops only running
+	// tasks): it is removed and made again with its own attempt, since
+	// it never ran.
+	f("created but never started: removed, made again with its attempt",
 		pod, rtPod(sb, rtCreated("c1", "sb1", "app", 0)), nil, now, planSummary{
-			Kill: []KillAction{{ID: "c1", Name: "app", SandboxID: "sb1", Reason: "created but never started"}},
+			Remove: []string{"c1"}, Start: []startSummary{{"app", false, 0}}, Waiting: creating("app"),
+		})
+	f("created but never started after a restart: keeps its attempt",
+		pod, rtPod(sb, rtCreated("c2", "sb1", "app", 3), rtExited("c1", "sb1", "app", 2, 1, now.Add(-time.Hour))), nil, now, planSummary{
+			Remove: []string{"c2"}, Start: []startSummary{{"app", false, 3}}, Waiting: creating("app"),
 		})
 	unknown := rtRunning("c1", "sb1", "app", 0)
 	unknown.State = pleg.ContainerUnknown
@@ -286,9 +293,10 @@ func TestPlanContainersInit(t *testing.T) {
 			Kill:    []KillAction{{ID: "i1", Name: "first", SandboxID: "sb1", Reason: "spec changed"}},
 			Waiting: initializing,
 		})
-	f("first created but never started: kill it", always, rtPod(sb, rtCreated("i1", "sb1", "first", 0)), nil,
+	f("first created but never started: removed, made again", always, rtPod(sb, rtCreated("i1", "sb1", "first", 0)), nil,
 		planSummary{
-			Kill:    []KillAction{{ID: "i1", Name: "first", SandboxID: "sb1", Reason: "created but never started"}},
+			Remove:  []string{"i1"},
+			Start:   []startSummary{{"first", true, 0}},
 			Waiting: initializing,
 		})
 	f("first failed under Always: restart it (attempt 1) before anything else", always,

@@ -52,7 +52,7 @@ func keepSidecar(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, crash *Bac
 	case c.State == pleg.ContainerExited:
 		restartAfterBackoff(spec, c, rt, true, crash, now, plan)
 	case c.State == pleg.ContainerCreated:
-		plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "created but never started"})
+		replaceCreated(spec, c, true, plan)
 	case c.State == pleg.ContainerRunning && podspec.SpecChanged(c.Hash, spec):
 		plan.Kill = append(plan.Kill, KillAction{ID: c.ID, Name: c.Name, SandboxID: c.SandboxID, Reason: "spec changed"})
 	}

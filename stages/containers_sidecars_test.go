@@ -115,7 +115,7 @@ func TestPlanContainersSidecars(t *testing.T) {
 		planSummary{Start: []startSummary{{"app", false, 0}}, Waiting: creating})
 	f("sidecar created but never started: replaced",
 		always, rtPod(sb, rtCreated("p1", "sb1", "proxy", 0)), nil, nil,
-		planSummary{Kill: []KillAction{kill("p1", "proxy", "created but never started")}, Waiting: initializing})
+		planSummary{Remove: []string{"p1"}, Start: []startSummary{{"proxy", true, 0}}, Waiting: initializing})
 
 	last := unitPod(withInits("setup", "proxy"), withSidecars("proxy"))
 	f("sidecar last, not started yet: the app waits",

@@ -284,3 +284,42 @@ func testUpdatesCoalesce(t *testing.T, q stages.QueueKind) {
 		t.Fatalf("coalesced updates made %d sandboxes", n)
 	}
 }
+
+// podline killed between CreateContainer and StartContainer leaves a
+// container that was created but never started. The next podline starts
+// the pod all the same, in the sandbox it finds, with a restart count of
+// 0: stopping that container, as it once did, left it created, and the
+// pod never started.
+func TestRestartAfterCreateBeforeStart(t *testing.T) { eachQueue(t, testRestartAfterCreateBeforeStart) }
+
+func testRestartAfterCreateBeforeStart(t *testing.T, q stages.QueueKind) {
+	sock, srv := fake.Listen(t, fake.Options{})
+	srv.Inject("StartContainer", codes.Unavailable, 1000)
+	h1 := newHarness(t, harnessOpts{queue: q, socket: sock, srv: srv})
+	pod := testPod("half")
+	h1.pipe.Upsert(pod)
+	for deadline := time.Now().Add(10 * time.Second); srv.Calls("StartContainer") == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("podline never tried to start the container")
+		}
+	}
+	h1.stop()
+	srv.ClearFaults()
+
+	h2 := newHarness(t, harnessOpts{queue: q, socket: sock, srv: srv, node: h1.node})
+	h2.pipe.Upsert(pod)
+	st := h2.waitRunning(pod.UID)
+	if rc := st.ContainerStatuses[0].RestartCount; rc != 0 {
+		t.Errorf("restart count %d, want 0: the container never ran before", rc)
+	}
+	if n := srv.Calls("RunPodSandbox"); n != 1 {
+		t.Errorf("RunPodSandbox called %d times, want 1: the sandbox is kept", n)
+	}
+	ctrs, err := h2.rt.ListContainers(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ctrs) != 1 || ctrs[0].State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+		t.Errorf("runtime holds %d containers (%v), want the one running", len(ctrs), ctrs)
+	}
+}
