@@ -35,6 +35,9 @@ type PodSync struct {
 
 	Admitted  bool
 	Rejection *Rejection
+	// SandboxFailure is why the pod's last sandbox could not be made
+	// ("" once one was): the status's PodReadyToStartContainers says it.
+	SandboxFailure string
 	// VolumesReady is set once the pod's volumes are in place.
 	VolumesReady bool
 	// Crash is the restart back-off per container name; ImagePull the pull

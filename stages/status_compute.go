@@ -118,7 +118,7 @@ func PodStatus(in StatusInput) v1.PodStatus {
 	}
 	ready := len(unready) == 0 && st.Phase == v1.PodRunning
 	st.Conditions = conditions(prev, in.Now,
-		cond(v1.PodReadyToStartContainers, sandboxReady, "", ""),
+		sandboxCond(sandboxReady, in.Sync.SandboxFailure),
 		initCond,
 		cond(v1.PodReady, ready, readyReason, listMsg("unready", unready)),
 		cond(v1.ContainersReady, ready, readyReason, listMsg("unready", unready)),
@@ -170,6 +170,22 @@ func listMsg(what string, names []string) string {
 		return ""
 	}
 	return fmt.Sprintf("containers with %s status: [%s]", what, strings.Join(names, " "))
+}
+
+// ReasonFailedCreatePodSandBox is the event's reason, and the
+// PodReadyToStartContainers condition's, when the runtime could not make a
+// pod's sandbox.
+const ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
+
+// sandboxCond is PodReadyToStartContainers. The kubelet gives it no reason;
+// when making the sandbox failed, the runtime's error is the one place a
+// stuck pod's status can say why it is stuck (a hung runtime call, say),
+// beside the event.
+func sandboxCond(ready bool, failure string) v1.PodCondition {
+	if failure == "" {
+		return cond(v1.PodReadyToStartContainers, ready, "", "")
+	}
+	return cond(v1.PodReadyToStartContainers, ready, ReasonFailedCreatePodSandBox, failure)
 }
 
 func cond(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {
