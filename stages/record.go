@@ -35,9 +35,10 @@ type PodSync struct {
 
 	Admitted  bool
 	Rejection *Rejection
-	// SandboxFailure is why the pod's last sandbox could not be made
-	// ("" once one was): the status's PodReadyToStartContainers says it.
-	SandboxFailure string
+	// StartBlocked is why the pod cannot start containers yet: a volume
+	// that failed to mount, a sandbox the runtime could not make. The
+	// status's PodReadyToStartContainers says it; cleared once past.
+	StartBlocked Waiting
 	// VolumesReady is set once the pod's volumes are in place.
 	VolumesReady bool
 	// Crash is the restart back-off per container name; ImagePull the pull

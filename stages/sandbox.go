@@ -96,11 +96,11 @@ func (s *SandboxStage) Handle(w *Work) Outcome {
 	id, err := s.Runtime.RunPodSandbox(ctx, cfg, s.RuntimeHandler)
 	w.timeRuntime(t0)
 	if err != nil {
-		w.Sync.SandboxFailure = "Failed to create pod sandbox: " + err.Error()
-		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, ReasonFailedCreatePodSandBox, w.Sync.SandboxFailure)
+		w.Sync.StartBlocked = Waiting{Reason: ReasonFailedCreatePodSandBox, Message: "Failed to create pod sandbox: " + err.Error()}
+		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, ReasonFailedCreatePodSandBox, w.Sync.StartBlocked.Message)
 		return Fail(fmt.Errorf("create sandbox: %w", err))
 	}
-	w.Sync.SandboxFailure = ""
+	w.Sync.StartBlocked = Waiting{}
 	if plan.Attempt > 0 {
 		recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeNormal, "SandboxChanged",
 			"Pod sandbox changed, it will be killed and re-created.")

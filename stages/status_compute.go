@@ -118,7 +118,7 @@ func PodStatus(in StatusInput) v1.PodStatus {
 	}
 	ready := len(unready) == 0 && st.Phase == v1.PodRunning
 	st.Conditions = conditions(prev, in.Now,
-		sandboxCond(sandboxReady, in.Sync.SandboxFailure),
+		sandboxCond(sandboxReady, in.Sync.StartBlocked),
 		initCond,
 		cond(v1.PodReady, ready, readyReason, listMsg("unready", unready)),
 		cond(v1.ContainersReady, ready, readyReason, listMsg("unready", unready)),
@@ -177,15 +177,12 @@ func listMsg(what string, names []string) string {
 // pod's sandbox.
 const ReasonFailedCreatePodSandBox = "FailedCreatePodSandBox"
 
-// sandboxCond is PodReadyToStartContainers. The kubelet gives it no reason;
-// when making the sandbox failed, the runtime's error is the one place a
-// stuck pod's status can say why it is stuck (a hung runtime call, say),
-// beside the event.
-func sandboxCond(ready bool, failure string) v1.PodCondition {
-	if failure == "" {
-		return cond(v1.PodReadyToStartContainers, ready, "", "")
-	}
-	return cond(v1.PodReadyToStartContainers, ready, ReasonFailedCreatePodSandBox, failure)
+// sandboxCond is PodReadyToStartContainers. The kubelet gives it no
+// reason, and says why a pod is stuck before its containers (a volume that
+// cannot mount on a full disk, a hung RunPodSandbox) only in events, which
+// a standalone node does not keep: here the condition says it too.
+func sandboxCond(ready bool, blocked Waiting) v1.PodCondition {
+	return cond(v1.PodReadyToStartContainers, ready, blocked.Reason, blocked.Message)
 }
 
 func cond(t v1.PodConditionType, ok bool, reason, msg string) v1.PodCondition {

@@ -70,13 +70,14 @@ func (s *VolumeStage) Handle(w *Work) Outcome {
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		if err := s.setup(w.Context(), pod, vol); err != nil {
-			s.failedMount(pod, vol, err)
+			w.Sync.StartBlocked = Waiting{Reason: "FailedMount", Message: s.failedMount(pod, vol, err)}
 			return Fail(fmt.Errorf("%w: volume %q: %v", ErrMount, vol.Name, err))
 		}
 	}
 	if s.Content != nil {
 		s.Content.Refreshed(pod.UID, mark)
 	}
+	w.Sync.StartBlocked = Waiting{}
 	w.Sync.VolumesReady = true
 	return Next()
 }
@@ -111,9 +112,11 @@ func (s *VolumeStage) refresh(w *Work) {
 	s.Content.Refreshed(pod.UID, mark)
 }
 
-func (s *VolumeStage) failedMount(pod *v1.Pod, vol *v1.Volume, err error) {
-	recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedMount",
-		fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, err))
+// failedMount records the FailedMount event and returns its message.
+func (s *VolumeStage) failedMount(pod *v1.Pod, vol *v1.Volume, err error) string {
+	msg := fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", vol.Name, err)
+	recorderOr(s.Events).PodEvent(pod, "", v1.EventTypeWarning, "FailedMount", msg)
+	return msg
 }
 
 func (s *VolumeStage) setup(ctx context.Context, pod *v1.Pod, vol *v1.Volume) error {
