@@ -52,13 +52,11 @@ func TestFaultDiskFull(t *testing.T) {
 	default:
 	}
 	late := a.waitPod("late", "Pending", time.Second, func(p *v1.Pod) bool { return p.Status.Phase == v1.PodPending })
-	// Known gap: the reason does not reach /pods. The volume stage's
-	// failure goes to a FailedMount event only, which a standalone node
-	// does not keep, so the pod reads "ContainerCreating" with no message.
-	// The log says it (checked below). When the stage puts the error into
-	// the waiting containers' message, make this an error.
+	// The volume stage's failure reaches /pods in PodReadyToStartContainers
+	// (reason FailedMount), not only in an event a standalone node does
+	// not keep.
 	if !strings.Contains(statusText(late), "no space left on device") {
-		t.Logf("KNOWN GAP: the waiting pod's status does not say the disk is full: %s", describe(late))
+		t.Errorf("the waiting pod's status does not say the disk is full: %s", describe(late))
 	}
 	if !strings.Contains(a.out.String(), "no space left on device") {
 		t.Errorf("podline's log does not say the disk is full:\n%s", a.out.String())
