@@ -91,17 +91,7 @@ func (n *clusterNode) waitConverged(live, gone []string, timeout time.Duration) 
 // whose duration is the measurement.
 func eventually100ms(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; last: %s", what, timeout, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	pollUntil(t, timeout, 100*time.Millisecond, what, cond)
 }
 
 // rate is what the proxy saw in one phase.

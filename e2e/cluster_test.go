@@ -377,6 +377,13 @@ func runningContainers(t *testing.T, uid string) []string {
 // fails with what was awaited and cond's last word on why not.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
+	pollUntil(t, timeout, 200*time.Millisecond, what, cond)
+}
+
+// pollUntil polls cond every interval until it holds, or fails the test
+// at timeout.
+func pollUntil(t *testing.T, timeout, interval time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, why := cond()
@@ -386,6 +393,6 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s; last: %s", what, timeout, why)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
