@@ -9,9 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/podline/podline/cri"
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // relHangStatus: N pods Running, then one pod's container's
@@ -41,7 +39,7 @@ func (s *suite) relHangStatus(ctx context.Context, r *relRun, label string) erro
 	if err != nil {
 		return err
 	}
-	ids, err := runningByPod(ctx, env.rt)
+	ids, err := benchContainers(ctx, env.rt)
 	if err != nil {
 		return err
 	}
@@ -115,19 +113,6 @@ func (s *suite) relHangStatus(ctx context.Context, r *relRun, label string) erro
 		r.Verdict = fmt.Sprintf("%s restarted in %.1fs while %s's status call hung (%d hung calls)", ctlPod, r.Figures["other_restarted_sec"], hungPod, hung1-hung0)
 	}
 	return nil
-}
-
-// runningByPod maps each pod to its running container's id.
-func runningByPod(ctx context.Context, rt *cri.Client) (map[string]string, error) {
-	cs, err := rt.ListContainers(ctx, &runtimeapi.ContainerFilter{State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_RUNNING}})
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	for _, c := range cs {
-		out[c.Labels[cri.LabelPodName]] = c.Id
-	}
-	return out, nil
 }
 
 // fakeExit makes the fake's container id exit with code.
