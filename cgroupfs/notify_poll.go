@@ -75,6 +75,7 @@ func (n *Notifier) poll(now time.Time) {
 	if len(n.polled) == 0 {
 		return
 	}
+	rewatched := false
 	for _, w := range n.polled {
 		// Watch first, then read: a change between the two is seen.
 		if w.pollEvents && n.addFileWatchLocked(w, filepath.Join(w.dir, "cgroup.events")) == nil {
@@ -83,15 +84,21 @@ func (n *Notifier) poll(now time.Time) {
 		if w.pollMem && n.addFileWatchLocked(w, filepath.Join(w.dir, "memory.events")) == nil {
 			w.pollMem = false
 		}
-		n.checkPopulatedLocked(w, now)
+		gone := n.checkPopulatedLocked(w, now)
 		if w.memEvents {
 			n.checkOOMLocked(w, now)
 		}
-		if !w.pollEvents && !w.pollMem {
+		switch {
+		case !w.pollEvents && !w.pollMem:
+			rewatched = true
+			n.unpollLocked(w)
+		case gone:
+			// Nothing more can happen in a removed cgroup; the consumer
+			// unwatches it once it learns the container is gone.
 			n.unpollLocked(w)
 		}
 	}
-	if len(n.polled) == 0 {
+	if len(n.polled) == 0 && rewatched {
 		n.log.Info("inotify watches available again; cgroup polling stopped")
 	}
 }

@@ -70,3 +70,36 @@ func TestNotifyPollsPastWatchLimit(t *testing.T) {
 		t.Errorf("polled cgroups gauge %v after both left, want %v", got, polledBefore)
 	}
 }
+
+// TestNotifyPolledCgroupRemovedIsEmptied: the runtime removes an exited
+// container's cgroup within milliseconds, well inside a poll period, so a
+// poll mostly finds a polled cgroup gone rather than empty. Gone is
+// emptied (a populated cgroup cannot be removed): the exit is reported,
+// and the cgroup is polled no more.
+func TestNotifyPolledCgroupRemovedIsEmptied(t *testing.T) {
+	n := newTestNotifier(t)
+	n.pollEvery = 20 * time.Millisecond
+	n.addWatch = func(file string) error { return fmt.Errorf("%q: %w", file, unix.ENOSPC) }
+	polledBefore := notifyPolledCgs.Get()
+
+	cg := makeTestCgroup(t, n)
+	cmd, _ := cg.start(t, "sh", "-c", "read x")
+	id, err := n.Watch(cg.rel)
+	if err != nil {
+		t.Fatalf("Watch at the inotify limit: %v", err)
+	}
+	// Exit and removal both before the first poll: Run starts after them.
+	cmd.Process.Kill()
+	cmd.Wait()
+	cg.remove(t)
+	if _, err := Populated(cg.v2); err == nil {
+		t.Fatal("the test cgroup is still there")
+	}
+	r := runNotifier(t, n)
+	r.expect(t, Emptied, id, 2*time.Second)
+	r.expectNone(t, 5*n.pollEvery)
+	if got := notifyPolledCgs.Get(); got != polledBefore {
+		t.Errorf("polled cgroups gauge %v with the cgroup gone, want %v", got, polledBefore)
+	}
+	n.Unwatch(id)
+}

@@ -39,13 +39,20 @@ func (n *Notifier) onFileEvent(ev fsnotify.Event) {
 // checkPopulatedLocked re-reads cgroup.events and queues Emptied on a
 // populated 1 → 0 transition. cgroup.events also changes for other
 // reasons (frozen), which compare equal here.
-func (n *Notifier) checkPopulatedLocked(w *watched, now time.Time) {
+//
+// A cgroup that is gone was emptied first (the kernel refuses to remove a
+// populated one): it reports gone, and an Emptied if it was populated.
+// inotify sees the emptying before the removal, but a poll (or the
+// re-read after a queue overflow) mostly comes after the runtime already
+// removed an exited container's cgroup, which takes it milliseconds.
+func (n *Notifier) checkPopulatedLocked(w *watched, now time.Time) (gone bool) {
 	populated, err := Populated(w.dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENODEV) {
 			n.log.Warn("read cgroup.events", "cgroup", w.dir, "err", err)
+			return false
 		}
-		return
+		gone, populated = true, false
 	}
 	if w.populated && !populated {
 		// The kill precedes the victim's exit: report it first, even if
@@ -54,6 +61,7 @@ func (n *Notifier) checkPopulatedLocked(w *watched, now time.Time) {
 		n.queueLocked(Emptied, w, now)
 	}
 	w.populated = populated
+	return gone
 }
 
 // onWatcherError handles an inotify error. On a queue overflow events were
