@@ -2,6 +2,8 @@ package pleg
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -148,10 +150,18 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		return
 	}
 	path := filepath.Join(cgroupParent, w.id)
+	notified := false // the cgroup notifier watches it
 	var err error
 	if p.cfg.Cgroups != nil {
-		w.cgroupID, err = p.cfg.Cgroups.Watch(path)
-	} else {
+		if w.cgroupID, err = p.cfg.Cgroups.Watch(path); err == nil {
+			notified = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			// The notifier's failure (out of file descriptors, say) is
+			// not the kernel tracer's: that needs only the cgroup's id.
+			p.cfg.Log.Warn("cannot watch cgroup for notifications; the other sources carry on", "path", path, "err", err)
+		}
+	}
+	if !notified {
 		w.cgroupID, err = cgroupfs.CgroupID(filepath.Join(p.cfg.CgroupMount, path))
 	}
 	if err != nil {
@@ -169,7 +179,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		}
 	}
 	p.addLocked(w, true)
-	if p.cfg.Cgroups == nil {
+	if !notified {
 		// A missing or unreadable cgroup.events counts as empty.
 		if live, err := cgroupfs.Populated(filepath.Join(p.cfg.CgroupMount, path)); err != nil || !live {
 			// It may have exited before the kernel filter knew it.
