@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The API server goes away for 60 s right after a burst of pod creates and
+// The API server goes away for 60 s (15 s unless fullSize) right after a burst of pod creates and
 // deletes reached podline. Invariants: the pods that ran keep running
 // (same sandbox, same container), the new ones start and turn Ready and the
 // deleted ones stop, all without the API server; once it answers again, every status in
@@ -24,16 +24,18 @@ func TestClusterFaultAPIServerDown(t *testing.T) {
 		steadyPods = 20
 		burstPods  = 10
 		deletes    = 5
-		outage     = 60 * time.Second
 		bound      = 30 * time.Second
 	)
+	outage := sized(60*time.Second, 15*time.Second)
 	n := startNode(t)
 	n.waitReady(60 * time.Second)
-	// The pods to delete take 15 s to stop, and the burst turns Ready 20 s
-	// after it starts: their last statuses and final deletes are made
-	// while the API server is down, however fast podline is.
-	grace := int64(20)
-	slowStop := "trap 'sleep 15; exit 0' TERM; while true; do sleep 1; done"
+	// The pods to delete take a quarter of the outage to stop, and the
+	// burst turns Ready a third of it after it starts: their last statuses
+	// and final deletes are made while the API server is down, however
+	// fast podline is.
+	stopSecs, readySecs := int64(outage/time.Second/4), int32(outage/time.Second/3)
+	grace := stopSecs + 5
+	slowStop := fmt.Sprintf("trap 'sleep %d; exit 0' TERM; while true; do sleep 1; done", stopSecs)
 	steady := make([]*v1.Pod, steadyPods)
 	for i := range steady {
 		p := n.apiPod(fmt.Sprintf("steady-%d", i), slowStop)
@@ -61,7 +63,7 @@ func TestClusterFaultAPIServerDown(t *testing.T) {
 		p := n.apiPod(fmt.Sprintf("burst-%d", i), "while true; do sleep 1; done")
 		p.Spec.Containers[0].ReadinessProbe = &v1.Probe{
 			ProbeHandler:        v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}},
-			InitialDelaySeconds: 20, PeriodSeconds: 1,
+			InitialDelaySeconds: readySecs, PeriodSeconds: 1,
 		}
 		burst[i] = n.createPod(p)
 	}

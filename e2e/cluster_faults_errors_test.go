@@ -9,7 +9,8 @@ import (
 )
 
 // For 20 s every request podline sends is refused: 10 s of 429 with
-// Retry-After: 1, as API Priority and Fairness answers, then 10 s of 500.
+// Retry-After: 1, as API Priority and Fairness answers, then 10 s of 500
+// (5 s each, and 5 s baselines, unless fullSize).
 // A burst of pod creates and deletes lands just as it starts, so status
 // writes and final deletes are refused. Invariants: podline does not
 // exit, it backs off (its request rate stays under its own QPS limit,
@@ -21,9 +22,9 @@ func TestClusterFaultAPIErrors(t *testing.T) {
 		steadyPods = 10
 		burstPods  = 10
 		deletes    = 3
-		phase      = 10 * time.Second
 		qpsLimit   = 50 // podline's --kube-api-qps default
 	)
+	phase := sized(10*time.Second, 5*time.Second)
 	var proxy *faultProxy
 	n := startNodeVia(t, func(cp *controlPlane, kubeconfig string) string {
 		proxy = newFaultProxy(t, cp, kubeconfig)
@@ -35,7 +36,7 @@ func TestClusterFaultAPIErrors(t *testing.T) {
 	n.waitConverged(podNames(steady), nil, 120*time.Second)
 	// A node at rest with its pods running: the baseline.
 	quiet := time.Now()
-	time.Sleep(15 * time.Second)
+	time.Sleep(sized(15*time.Second, 5*time.Second))
 
 	start := time.Now()
 	proxy.setFault(&fault{code: 429, retryAfter: 1})
@@ -54,7 +55,7 @@ func TestClusterFaultAPIErrors(t *testing.T) {
 	converged := time.Now()
 	t.Logf("faults off → %d live pods Running and Ready, %d deleted gone, in the API: %s",
 		len(live), len(deleted), took.Round(100*time.Millisecond))
-	time.Sleep(10 * time.Second)
+	time.Sleep(phase)
 	select {
 	case <-n.agent.done:
 		t.Fatalf("podline exited:\n%s", n.agent.out.String())
