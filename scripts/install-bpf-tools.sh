@@ -5,6 +5,8 @@
 # only a hand-written header of kernel types, so no libbpf-dev, kernel headers
 # or bpftool. Idempotent: returns at once when everything is installed.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 APT_PACKAGES=(clang llvm)
 
@@ -15,11 +17,5 @@ for p in "${APT_PACKAGES[@]}"; do
 done
 ((${#missing[@]} == 0)) && exit 0
 
-[[ $(id -u) -eq 0 ]] || { echo "install-bpf-tools.sh: apt-get needs root to install ${missing[*]}" >&2; exit 1; }
-echo "[podline] apt-get install ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-# Update only when the lists are too old to know (or fetch) a package.
-if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-fi
+need_root install-bpf-tools.sh
+apt_install "${missing[@]}"

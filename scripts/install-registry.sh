@@ -15,12 +15,7 @@ REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
 
 install_htpasswd() {
 	command -v htpasswd >/dev/null && return 0
-	log "apt-get install apache2-utils"
-	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -q --no-install-recommends apache2-utils >&2; then
-		apt-get update -q >&2
-		apt-get install -y -q --no-install-recommends apache2-utils >&2
-	fi
+	apt_install apache2-utils
 }
 
 build_registry() {

@@ -33,13 +33,7 @@ install_apt() {
 	local missing
 	mapfile -t missing < <(apt_missing)
 	((${#missing[@]} == 0)) && return 0
-	log "apt-get install ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	# Update only when the lists are too old to know (or fetch) a package.
-	if ! apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
-		apt-get update -q >&2
-		apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-	fi
+	apt_install "${missing[@]}"
 }
 
 # The binaries each stamped build must leave in $PODLINE_BIN.

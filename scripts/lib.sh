@@ -50,8 +50,21 @@ export IMAGE_SERVICE_ENDPOINT="unix://$CONTAINERD_SOCK"
 log() { printf '[podline-harness] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# apt_install PACKAGE...: apt-get install, updating the lists only when they
+# are too old to know (or fetch) a package. It waits up to 10 min for dpkg's
+# lock: prebuild.sh runs several install scripts at once.
+apt_install() {
+	log "apt-get install $*"
+	export DEBIAN_FRONTEND=noninteractive
+	local -a apt=(apt-get -o DPkg::Lock::Timeout=600)
+	if ! "${apt[@]}" install -y -q --no-install-recommends "$@" >&2; then
+		"${apt[@]}" update -q >&2
+		"${apt[@]}" install -y -q --no-install-recommends "$@" >&2
+	fi
+}
+
 need_root() {
-	[[ $(id -u) -eq 0 ]] || die "$1 needs root (containerd, runc and mounts)"
+	[[ $(id -u) -eq 0 ]] || die "$1 needs root"
 }
 
 # podline_pid PIDFILE prints the pid in PIDFILE if that process is the
