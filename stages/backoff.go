@@ -1,6 +1,10 @@
 package stages
 
-import "time"
+import (
+	"time"
+
+	"github.com/podline/podline/internal/monotime"
+)
 
 const (
 	// A crashing container is restarted at once the first time, then after
@@ -27,6 +31,10 @@ type backoffEntry struct {
 	lastUpdate time.Time
 	// why is the failure backed off from, for the waiting message.
 	why string
+	// exitWall is the failure time Remaining was last given, as given;
+	// exitAt is the same moment on the monotonic clock, fixed when it was
+	// first seen (see since).
+	exitWall, exitAt time.Time
 }
 
 // NewBackoff returns an empty back-off that starts at base and doubles up
@@ -45,13 +53,40 @@ func (b *Backoff) expired(e backoffEntry, t time.Time) bool {
 // failure it backs off from happened at since. Zero means go ahead.
 func (b *Backoff) Remaining(key string, since, now time.Time) time.Duration {
 	e, ok := b.entries[key]
-	if !ok || b.expired(e, since) {
+	if !ok {
+		return 0
+	}
+	since = b.since(key, e, since, now)
+	if b.expired(e, since) {
 		return 0
 	}
 	if rem := since.Add(e.delay).Sub(now); rem > 0 {
 		return rem
 	}
 	return 0
+}
+
+// since returns the failure time t on the monotonic clock. A container's
+// exit time is the runtime's wall-clock stamp: compared with now on every
+// pass, a clock set back an hour would hold the restart for an hour and
+// one set forward would skip the back-off. It is read against the wall
+// clock once, when first seen, and counted on the monotonic clock after.
+// The exit came after the restart Next recorded, and before now: a clock
+// set between the exit and this first look moves it at most within that.
+func (b *Backoff) since(key string, e backoffEntry, t, now time.Time) time.Time {
+	if monotime.Has(t) {
+		return t
+	}
+	if !e.exitAt.IsZero() && e.exitWall.Equal(t) {
+		return e.exitAt
+	}
+	at := monotime.AnchorNotAfter(t, now)
+	if at.Before(e.lastUpdate) {
+		at = e.lastUpdate
+	}
+	e.exitWall, e.exitAt = t, at
+	b.entries[key] = e
+	return at
 }
 
 // Delay returns the delay the next failure of key will wait.

@@ -3,6 +3,8 @@ package stages
 import (
 	"testing"
 	"time"
+
+	"github.com/podline/podline/internal/monotime"
 )
 
 func TestBackoffDoubling(t *testing.T) {
@@ -95,4 +97,39 @@ func TestStepBackoff(t *testing.T) {
 	f(8, time.Minute)
 	f(9, time.Minute)
 	f(1000000, time.Minute)
+}
+
+// The runtime stamps an exit with the wall clock. A clock set back or
+// forward an hour between the exit and podline's look at it must not hold
+// the restart for an hour, nor skip the back-off: the exit is placed
+// between the restart Next recorded and now, on the monotonic clock.
+func TestBackoffRemainingClockSet(t *testing.T) {
+	f := func(name string, offset, want time.Duration) {
+		t.Helper()
+		b := NewBackoff(crashBackoffBase, crashBackoffMax)
+		restarted := time.Now()
+		b.Next("app", restarted) // 10s armed
+		now := restarted.Add(3 * time.Second)
+		exit := now.Round(0).Add(offset) // the stamp, read after the clock was set
+		if got := b.Remaining("app", exit, now); got != want {
+			t.Errorf("%s: remaining %s, want %s", name, got, want)
+		}
+		// Later passes count from the same monotonic moment, whatever
+		// the wall clock says by then.
+		at := b.entries["app"].exitAt
+		if !monotime.Has(at) {
+			t.Fatalf("%s: the exit was kept without a monotonic reading: %v", name, at)
+		}
+		if got := b.Remaining("app", exit, now.Add(2*time.Second)); got != max(want-2*time.Second, 0) {
+			t.Errorf("%s: 2s later: remaining %s, want %s", name, got, max(want-2*time.Second, 0))
+		}
+	}
+	// Set back after the exit: the stamp is in the future (read on the
+	// wall clock, it is an hour after the restart and the back-off looked
+	// forgotten). It happened by now at the latest: the wait is the delay.
+	f("clock set back an hour", time.Hour, 10*time.Second)
+	// Set forward: the stamp looks an hour old. It happened after the
+	// restart, so the wait is at least what is left from there.
+	f("clock set forward an hour", -time.Hour, 7*time.Second)
+	f("clock not set", -time.Second, 9*time.Second)
 }
