@@ -90,7 +90,9 @@ type Plane struct {
 	// looks holds container (or sandbox) IDs due for an inspection.
 	looks *delay.Queue[string]
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// cgroups is cfg.Cgroups, or the notifier SetCgroups gave later.
+	cgroups  CgroupWatcher
 	byID     map[string]*watched
 	byCgroup map[uint64]*watched
 	// bySandbox: the IDs watched in each sandbox, so that a sandbox's
@@ -106,8 +108,10 @@ type watched struct {
 	id        string // container ID, or the sandbox ID for a sandbox
 	sandbox   bool
 	cgroupID  uint64
-	oom       bool // the OOM killer struck in this cgroup
-	looks     int  // inspections that found the runtime behind the kernel
+	path      string // cgroup path relative to the hierarchy roots
+	notified  bool   // the cgroup notifier watches it
+	oom       bool   // the OOM killer struck in this cgroup
+	looks     int    // inspections that found the runtime behind the kernel
 }
 
 // NewPlane builds an event plane; Run serves its inspections.
@@ -117,6 +121,7 @@ func NewPlane(cfg PlaneConfig) *Plane {
 	}
 	p := &Plane{
 		cfg:       cfg,
+		cgroups:   cfg.Cgroups,
 		ctx:       context.Background(),
 		sem:       make(chan struct{}, inspectParallel),
 		byID:      make(map[string]*watched),
@@ -146,22 +151,23 @@ func (p *Plane) SandboxStarted(uid types.UID, sandboxID, cgroupParent string) {
 }
 
 func (p *Plane) register(w *watched, cgroupParent string) {
-	if cgroupParent == "" || (p.cfg.Kernel == nil && p.cfg.Cgroups == nil) {
+	cgroups := p.cgroupWatcher()
+	if cgroupParent == "" || (p.cfg.Kernel == nil && cgroups == nil) {
 		return
 	}
 	path := filepath.Join(cgroupParent, w.id)
-	notified := false // the cgroup notifier watches it
+	w.path = path
 	var err error
-	if p.cfg.Cgroups != nil {
-		if w.cgroupID, err = p.cfg.Cgroups.Watch(path); err == nil {
-			notified = true
+	if cgroups != nil {
+		if w.cgroupID, err = cgroups.Watch(path); err == nil {
+			w.notified = true
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			// The notifier's failure (out of file descriptors, say) is
 			// not the kernel tracer's: that needs only the cgroup's id.
 			p.cfg.Log.Warn("cannot watch cgroup for notifications; the other sources carry on", "path", path, "err", err)
 		}
 	}
-	if !notified {
+	if !w.notified {
 		w.cgroupID, err = cgroupfs.CgroupID(filepath.Join(p.cfg.CgroupMount, path))
 	}
 	if err != nil {
@@ -179,7 +185,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		}
 	}
 	p.addLocked(w, true)
-	if !notified {
+	if !w.notified {
 		// A missing or unreadable cgroup.events counts as empty.
 		if live, err := cgroupfs.Populated(filepath.Join(p.cfg.CgroupMount, path)); err != nil || !live {
 			// It may have exited before the kernel filter knew it.
@@ -250,8 +256,10 @@ func (p *Plane) forget(id string) {
 	if p.cfg.Kernel != nil {
 		_ = p.cfg.Kernel.Unwatch(w.cgroupID)
 	}
-	if p.cfg.Cgroups != nil {
-		p.cfg.Cgroups.Unwatch(w.cgroupID)
+	if w.notified {
+		if cgroups := p.cgroupWatcher(); cgroups != nil {
+			cgroups.Unwatch(w.cgroupID)
+		}
 	}
 }
 

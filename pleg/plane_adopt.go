@@ -12,7 +12,7 @@ import (
 // pod's cgroup may be (one place per QoS class: the pod spec that decides
 // is not known yet); the first that holds the container's cgroup wins.
 func (p *Plane) Adopt(parents func(uid types.UID) []string) int {
-	if p.cfg.Kernel == nil && p.cfg.Cgroups == nil {
+	if p.cfg.Kernel == nil && p.cgroupWatcher() == nil {
 		return 0
 	}
 	n := 0

@@ -75,21 +75,7 @@ func TestNotifierFailureKeepsTheKernelWatch(t *testing.T) {
 	go plane.Run(ctx)
 
 	const uid = "wf1"
-	labels := map[string]string{cri.LabelPodUID: uid, cri.LabelPodName: "p", cri.LabelPodNamespace: "ns"}
-	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p", Namespace: "ns", Uid: uid}, Labels: labels}
-	sb, err := rt.RunPodSandbox(ctx, sbCfg, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := rt.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: "busybox"}, Labels: labels,
-	}, sbCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.StartContainer(ctx, id); err != nil {
-		t.Fatal(err)
-	}
+	sb, id := runInFake(t, rt, cache, uid)
 	parent := "/podline-pleg-test-" + strconv.Itoa(os.Getpid())
 	dir := filepath.Join(mount, parent, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -103,9 +89,6 @@ func TestNotifierFailureKeepsTheKernelWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache.UpsertSandbox(uid, "p", "ns", &pleg.Sandbox{ID: sb, State: pleg.SandboxReady})
-	cache.UpsertContainer(uid, &pleg.Container{ID: id, SandboxID: sb, Name: "app", State: pleg.ContainerRunning, StartedAt: time.Now()})
-
 	plane.ContainerStarted(uid, sb, id, parent)
 	kernel.mu.Lock()
 	watched := slices.Clone(kernel.watched)
@@ -122,4 +105,29 @@ func TestNotifierFailureKeepsTheKernelWatch(t *testing.T) {
 	if got := n.take(); got[uid] != 1 {
 		t.Fatalf("notified %v", got)
 	}
+}
+
+// runInFake starts a sandbox and a container in the fake runtime and
+// records them in the cache, as the stages would.
+func runInFake(t *testing.T, rt *cri.Client, cache *pleg.Cache, uid types.UID) (sandboxID, containerID string) {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{cri.LabelPodUID: string(uid), cri.LabelPodName: "p", cri.LabelPodNamespace: "ns"}
+	sbCfg := &runtimeapi.PodSandboxConfig{Metadata: &runtimeapi.PodSandboxMetadata{Name: "p-" + string(uid), Namespace: "ns", Uid: string(uid)}, Labels: labels}
+	sb, err := rt.RunPodSandbox(ctx, sbCfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := rt.CreateContainer(ctx, sb, &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: "busybox"}, Labels: labels,
+	}, sbCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	cache.UpsertSandbox(uid, "p", "ns", &pleg.Sandbox{ID: sb, State: pleg.SandboxReady})
+	cache.UpsertContainer(uid, &pleg.Container{ID: id, SandboxID: sb, Name: "app", State: pleg.ContainerRunning, StartedAt: time.Now()})
+	return sb, id
 }

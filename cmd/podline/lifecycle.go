@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -43,12 +44,20 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 		}
 	}
 	var notifier *cgroupfs.Notifier
+	retryNotifier := false
 	if o.plegSource("cgroup") {
 		n, err := cgroupfs.NewNotifier(a.log)
-		if err != nil {
-			a.log.Warn("cgroup notification source unavailable; the other sources carry on", "err", err)
-		} else {
+		switch {
+		case err == nil:
 			notifier, cfg.Cgroups = n, n
+		case errors.Is(err, errors.ErrUnsupported):
+			a.log.Warn("cgroup notification source unavailable; the other sources carry on", "err", err)
+		default:
+			// The inotify instance limit, most likely: the user's, so
+			// another process may free one.
+			a.log.Warn("cgroup notification source unavailable; the other sources carry on, and podline tries again "+
+				"(raise fs.inotify.max_user_instances)", "err", err, "every", notifierRetryPeriod)
+			retryNotifier = true
 		}
 	}
 	a.plane = pleg.NewPlane(cfg)
@@ -86,20 +95,31 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 			}
 		})
 	}
-	if notifier != nil {
-		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
-			defer notifier.Close()
-			err := notifier.Run(ctx, func(n cgroupfs.Notification) {
-				switch n.Kind {
-				case cgroupfs.Emptied:
-					a.plane.OnEmptied(n.CgroupID, n.Time)
-				case cgroupfs.OOMKill:
-					a.plane.OnOOM(n.CgroupID, 0, n.Time)
-				}
-			})
-			if err != nil && ctx.Err() == nil {
-				a.log.Warn("cgroup notification source stopped", "err", err)
+	runNotifier := func(ctx context.Context, notifier *cgroupfs.Notifier) {
+		defer notifier.Close()
+		err := notifier.Run(ctx, func(n cgroupfs.Notification) {
+			switch n.Kind {
+			case cgroupfs.Emptied:
+				a.plane.OnEmptied(n.CgroupID, n.Time)
+			case cgroupfs.OOMKill:
+				a.plane.OnOOM(n.CgroupID, 0, n.Time)
 			}
+		})
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("cgroup notification source stopped", "err", err)
+		}
+	}
+	switch {
+	case notifier != nil:
+		a.lifecycle = append(a.lifecycle, func(ctx context.Context) { runNotifier(ctx, notifier) })
+	case retryNotifier:
+		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
+			n, err := startLater(ctx, notifierRetryPeriod, func() (*cgroupfs.Notifier, error) { return cgroupfs.NewNotifier(a.log) })
+			if err != nil {
+				return // ctx ended
+			}
+			a.plane.SetCgroups(n)
+			runNotifier(ctx, n)
 		})
 	}
 	if o.plegSource("cri") {
