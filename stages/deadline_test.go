@@ -1,12 +1,14 @@
 package stages
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podline/podline/internal/monotime"
 	"github.com/podline/podline/pleg"
 )
 
@@ -65,6 +67,37 @@ func TestPodStart(t *testing.T) {
 	})
 	f("an API pod carries the start an earlier run published", withStatus, seen,
 		rtPod(sbList(rtReady("sb1", 1))), baseTime.Add(-time.Hour))
+}
+
+// A pod adopted after a restart of podline starts at the time its status
+// carries, a wall-clock time. The first pass fixes it on the monotonic
+// clock, so the deadline counts from there however the clock is set
+// later; the status still reports the same time.
+func TestStartedFixedOnTheMonotonicClock(t *testing.T) {
+	f := func(name string, offset time.Duration) {
+		t.Helper()
+		now := time.Now()
+		apiStart := now.Round(0).Add(offset) // as decoded from the API
+		rec := newRecord("u1", now)
+		rec.desired = unitPod(withDeadline(3600), func(p *v1.Pod) {
+			p.Status.StartTime = &metav1.Time{Time: apiStart}
+		})
+		w := rec.startPassLocked(context.Background(), now, nil, nil)
+		defer w.cancel()
+		started := w.Sync.Started
+		if !monotime.Has(started) {
+			t.Fatalf("%s: the start was kept without a monotonic reading: %v", name, started)
+		}
+		if !started.Equal(apiStart) || started.UnixNano() != apiStart.UnixNano() {
+			t.Errorf("%s: start %v, want the API's %v", name, started, apiStart)
+		}
+		later := now.Add(time.Minute)
+		if left, _ := DeadlineLeft(w.Pod, started, later); left != time.Hour-time.Minute+offset {
+			t.Errorf("%s: a minute later: %s left, want %s", name, left, time.Hour-time.Minute+offset)
+		}
+	}
+	f("started ten minutes ago", -10*time.Minute)
+	f("started just now", 0)
 }
 
 func TestDeadlineEnded(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podline/podline/internal/monotime"
 	"github.com/podline/podline/pleg"
 )
 
@@ -125,7 +126,11 @@ func (r *podRecord) startPassLocked(parent context.Context, now time.Time, turns
 		if cache != nil {
 			rt = cache.Get(r.uid)
 		}
-		r.sync.Started = PodStart(r.desired, r.sync.FirstSeen, rt)
+		// A start read from the API or the runtime is a wall-clock time:
+		// read against the clock once, here, so that a clock set later
+		// neither ends the pod's active deadline at once nor holds it
+		// an hour. The wall time, which the status reports, is the same.
+		r.sync.Started = monotime.Anchor(PodStart(r.desired, r.sync.FirstSeen, rt), now)
 	}
 	w := &Work{UID: r.uid, Pod: r.desired, Sync: &r.sync, rec: r, passStart: now}
 	switch {
