@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/internal/monotime"
 )
 
 func TestInitialDelayAndJitter(t *testing.T) {
@@ -220,4 +222,38 @@ func TestWakeAt(t *testing.T) {
 	f(base.Add(10*time.Millisecond), base.Add(10*time.Millisecond))
 	m.coalesce = 0
 	f(base.Add(time.Nanosecond), base.Add(time.Nanosecond))
+}
+
+// The runtime's start stamp is a wall-clock time. Every due time of the
+// container's probes is counted from it, so it is fixed on the monotonic
+// clock when it comes in: due times kept on the wall clock would stop the
+// probes for an hour when the clock is set back an hour. A start stamped
+// after now (the clock was set back since it started) is now.
+func TestProbesCountOnTheMonotonicClock(t *testing.T) {
+	f := func(name string, started time.Duration, wantIn time.Duration) {
+		t.Helper()
+		m := New(Config{Exec: newFakeExec()}) // the real clock; not run
+		m.jitter = func(time.Duration) time.Duration { return 0 }
+		pod := podWith("m1", nil, execProbe("ready", func(p *v1.Probe) { p.InitialDelaySeconds = 30 }), nil)
+		now := time.Now()
+		m.Sync(pod, "10.0.0.1", runningApp("c1", now.Round(0).Add(started)))
+		after := time.Now()
+		m.mu.Lock()
+		p := m.pods["m1"].containers[0].probes[Readiness]
+		due := p.due
+		next := nextDue(due, p.spec.period, due)
+		m.mu.Unlock()
+		if !monotime.Has(due) || !monotime.Has(next) {
+			t.Fatalf("%s: due %v, next %v: no monotonic reading", name, due, next)
+		}
+		// Sync read the clock between now and after; the wall and the
+		// monotonic clock may part by the odd microsecond meanwhile (the
+		// wall clock is slewed).
+		lo, hi := now.Add(wantIn-time.Millisecond), after.Add(wantIn+time.Millisecond)
+		if due.Before(lo) || due.After(hi) {
+			t.Errorf("%s: due in %s, want %s", name, due.Sub(now), wantIn)
+		}
+	}
+	f("started ten seconds ago", -10*time.Second, 20*time.Second)
+	f("stamped an hour ahead: the clock was set back", time.Hour, 30*time.Second)
 }

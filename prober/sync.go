@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/internal/monotime"
 )
 
 // Running is a container of the pod that runs now, as the runtime reports
@@ -134,8 +136,13 @@ func restarts(pod *v1.Pod, c *v1.Container) bool {
 // container's start plus a random part of a period, so the probes of
 // containers started together (or of every pod, after podline restarts)
 // do not all fall due at once.
+//
+// startedAt is the runtime's wall-clock stamp. Every due time is counted
+// from it, so it is read against the clock once, here: kept as it came,
+// a clock set back an hour would stop the container's probes for an hour.
+// A start stamped after now (the clock was set back since) is now.
 func (m *Manager) replaceContainer(c *containerEntry, id string, startedAt, now time.Time) {
-	c.id, c.startedAt = id, startedAt
+	c.id, c.startedAt = id, monotime.AnchorNotAfter(startedAt, now)
 	for _, p := range c.probes {
 		if p == nil || p.stopped {
 			continue
@@ -145,7 +152,7 @@ func (m *Manager) replaceContainer(c *containerEntry, id string, startedAt, now 
 		if id == "" {
 			continue
 		}
-		p.due = later(startedAt.Add(p.spec.initialDelay), now).Add(m.jitter(p.spec.period))
+		p.due = later(c.startedAt.Add(p.spec.initialDelay), now).Add(m.jitter(p.spec.period))
 		m.requeue(p)
 	}
 }
