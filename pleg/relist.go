@@ -60,7 +60,10 @@ type Relister struct {
 	sandboxes  map[string]seen
 	containers map[string]seen
 
-	lastOK atomic.Int64 // unix nanoseconds of the last successful relist
+	// lastOK is when the last relist succeeded, with its monotonic
+	// reading: a Unix time here made health follow the wall clock, and a
+	// clock set back an hour hid a dead runtime for an hour. nil: none yet.
+	lastOK atomic.Pointer[time.Time]
 
 	// auditGrace > 0 makes the relist a safety net: what it finds that the
 	// cache does not know, and still does not know auditGrace later, is a
@@ -83,10 +86,10 @@ const unhealthyAfter = 3 * time.Minute
 // Healthy reports an error when no relist has succeeded for a while.
 func (r *Relister) Healthy() error {
 	last := r.lastOK.Load()
-	if last == 0 {
+	if last == nil {
 		return errors.New("no successful relist yet")
 	}
-	if since := time.Since(time.Unix(0, last)); since > max(unhealthyAfter, 3*r.period) {
+	if since := time.Since(*last); since > max(unhealthyAfter, 3*r.period) {
 		return fmt.Errorf("last successful relist %s ago", since.Round(time.Second))
 	}
 	return nil
@@ -136,13 +139,14 @@ func (r *Relister) run(ctx context.Context, audit bool) error {
 	defer relistDuration.UpdateDuration(start)
 	// The first listing loads what ran before this process: there was
 	// nothing to deliver an event about it, so nothing in it is missed.
-	audit = audit && r.lastOK.Load() != 0
+	audit = audit && r.lastOK.Load() != nil
 	changed, err := r.relist(ctx, audit)
 	if err != nil {
 		relistErrors.Inc()
 		return err
 	}
-	r.lastOK.Store(time.Now().UnixNano())
+	ok := time.Now()
+	r.lastOK.Store(&ok)
 	relistEvents.Add(len(changed))
 	for uid := range changed {
 		r.notify(uid)
