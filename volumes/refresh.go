@@ -23,6 +23,9 @@ type podContent struct {
 	// token fell due); written is the count the last full write began
 	// at. They differ while a change waits to be written.
 	changes, written uint64
+	// tokens is the life of each token in its volumes, on the
+	// monotonic clock (token_clock.go), by the token's digest.
+	tokens map[[sha256.Size]byte]tokenLife
 }
 
 // minTokenDelay keeps a token that is due already, or a clock that jumped,
@@ -33,7 +36,8 @@ const minTokenDelay = time.Second
 func (s *Source) podLocked(uid types.UID) *podContent {
 	p := s.pods[uid]
 	if p == nil {
-		p = &podContent{objects: map[kubeapi.ObjectRef]struct{}{}, downward: map[string][sha256.Size]byte{}}
+		p = &podContent{objects: map[kubeapi.ObjectRef]struct{}{}, downward: map[string][sha256.Size]byte{},
+			tokens: map[[sha256.Size]byte]tokenLife{}}
 		s.pods[uid] = p
 		trackedPods.Inc()
 	}

@@ -37,7 +37,7 @@ func (s *Source) token(ctx context.Context, pod *v1.Pod, proj *v1.ServiceAccount
 		return nil, fmt.Errorf("serviceAccountToken %q: %w", proj.Path, ErrNoAPIServer)
 	}
 	now := s.now()
-	old, oldOK := readTokenLife(previous)
+	old, oldOK := s.heldTokenLife(pod.UID, previous, now)
 	if oldOK && now.Before(old.refreshAt) {
 		s.tokenDueIn(pod.UID, old.refreshAt.Sub(now))
 		return previous, nil
@@ -53,7 +53,7 @@ func (s *Source) token(ctx context.Context, pod *v1.Pod, proj *v1.ServiceAccount
 		}
 		return nil, err
 	}
-	if life, ok := readTokenLife(tok); ok {
+	if life, ok := s.fetchedTokenLife(pod.UID, previous, tok, now); ok {
 		s.tokenDueIn(pod.UID, life.refreshAt.Sub(now))
 	}
 	return tok, nil

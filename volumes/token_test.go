@@ -176,3 +176,45 @@ func TestReadTokenLife(t *testing.T) {
 	f("no iat", jwtWith(fmt.Sprintf(`{"exp":%d}`, year)), 0, false)
 	f("not a JWT", "opaque", 0, false)
 }
+
+// The token's iat and exp are the API server's clock. This node's clock
+// set an hour off from it (set back, or forward, after the node synced)
+// must not move the refresh: a one-hour token is refreshed 48 minutes
+// after it was asked for, on the monotonic clock, and the next pass
+// replaces it then.
+func TestTokenRefreshIgnoresTheNodesWallClock(t *testing.T) {
+	f := func(name string, serverAhead time.Duration) {
+		t.Helper()
+		ctx := context.Background()
+		s, ti, _ := projectedSource(t)
+		timers := &fakeTimers{due: map[types.UID]time.Duration{}}
+		s.timers = timers
+		base := time.Now()
+		var elapsed time.Duration
+		s.now = func() time.Time { return base.Add(elapsed) }
+		ti.now = func() time.Time { return base.Round(0).Add(elapsed + serverAhead) }
+		pod := testPod()
+		vol := tokenVolume(3600)
+		pod.Spec.Volumes = []v1.Volume{*vol}
+		dir := volumeDir(t)
+		if err := s.SetUp(ctx, pod, vol, dir); err != nil {
+			t.Fatal(err)
+		}
+		elapsed = 48 * time.Minute
+		if d := timers.fire(t, s, pod.UID); d != 48*time.Minute {
+			t.Fatalf("%s: timer set for %s, want 48m", name, d)
+		}
+		if err := s.SetUp(ctx, pod, vol, dir); err != nil {
+			t.Fatal(err)
+		}
+		if n := ti.count(); n != 2 {
+			t.Fatalf("%s: %d token requests after 48 minutes, want 2", name, n)
+		}
+		if d := timers.fire(t, s, pod.UID); d != 48*time.Minute {
+			t.Fatalf("%s: the new token's timer set for %s, want 48m", name, d)
+		}
+	}
+	f("node clock set back an hour", time.Hour)
+	f("node clock set forward an hour", -time.Hour)
+	f("clocks agree", 0)
+}
