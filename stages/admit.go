@@ -157,6 +157,10 @@ type Admitter struct {
 	// Burstable pods whenever it changes (for kubepods/burstable's shares).
 	OnBurstableCPU func(totalMilli int64)
 	Events         Recorder
+	// OnAdmitted, if set, is called in an admitted pod's pass before its
+	// volumes, sandbox and containers are set up (wired to the status
+	// stage's PublishPending).
+	OnAdmitted func(w *Work)
 
 	mu     sync.Mutex
 	ledger Ledger
@@ -188,6 +192,9 @@ func (a *Admitter) Handle(w *Work) Outcome {
 		return Skip(StageStatus)
 	}
 	w.Sync.Admitted = true
+	if a.OnAdmitted != nil {
+		a.OnAdmitted(w)
+	}
 	return Next()
 }
 

@@ -102,8 +102,10 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		Limits: o.limits, PodPidsLimit: o.podPids}
 	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node, Events: o.events,
 		Pulls: o.pulls, PullSecrets: o.pullSecrets}
-	handlers[stages.StageStatus] = &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,
+	status := &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,
 		RuntimeName: "fake", OnFinished: h.admitter.Release, Log: log}
+	handlers[stages.StageStatus] = status
+	h.admitter.OnAdmitted = status.PublishPending
 	window := o.window
 	if window == 0 {
 		window = 64

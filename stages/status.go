@@ -42,14 +42,7 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 	prev := s.Store.current(w.UID)
 	now := time.Now()
 	rt := s.Cache.Get(w.UID)
-	// A container whose postStart hook has not returned is not running
-	// yet, for the status and the probes.
-	view := postStartView(rt, w.Sync.postStart)
-	st := PodStatus(StatusInput{
-		Pod: w.Pod, Runtime: view, Sync: w.Sync, Node: s.Node,
-		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
-		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: syncProbes(s.Probes, w.Pod, view, s.Node),
-	})
+	st := s.compute(w, prev, rt, now)
 	s.Store.Set(w.Pod, st)
 	observeExits(w.Sync, rt, time.Now(), prev != nil)
 	if !w.Sync.StartReported && allRunning(&st) {
@@ -70,6 +63,31 @@ func (s *StatusStage) Handle(w *Work) Outcome {
 		s.OnFinished(w.UID)
 	}
 	return Next()
+}
+
+// PublishPending publishes the status of a pod that has none yet, at the
+// start of its first pass: the kubelet shows a pod from its admission on,
+// Pending with its containers ContainerCreating, and so must /pods and the
+// API server while an image pull or a volume holds the pass for minutes.
+// It is a no-op for a pod with a status. Passes of one pod never overlap,
+// so this never races the pod's own Handle.
+func (s *StatusStage) PublishPending(w *Work) {
+	if s.Store.current(w.UID) != nil {
+		return
+	}
+	s.Store.Set(w.Pod, s.compute(w, nil, s.Cache.Get(w.UID), time.Now()))
+}
+
+// compute is the pod's status from its pass and the runtime's view.
+func (s *StatusStage) compute(w *Work, prev *v1.PodStatus, rt *pleg.Pod, now time.Time) v1.PodStatus {
+	// A container whose postStart hook has not returned is not running
+	// yet, for the status and the probes.
+	view := postStartView(rt, w.Sync.postStart)
+	return PodStatus(StatusInput{
+		Pod: w.Pod, Runtime: view, Sync: w.Sync, Node: s.Node,
+		RuntimeName: s.RuntimeName, Now: now, Prev: prev,
+		Messages: s.messages.of(s.Node, w.Pod, rt), Probes: syncProbes(s.Probes, w.Pod, view, s.Node),
+	})
 }
 
 func (s *StatusStage) log() *slog.Logger {

@@ -67,6 +67,26 @@ func (s *StatusStore) Set(pod *v1.Pod, st v1.PodStatus) bool {
 	return true
 }
 
+// Refresh replaces the desired pod kept with a pod's last status by a
+// newer one (a graceful deletion, a label edit) as soon as a source
+// delivers it, so that /pods shows it while the pass it starts runs, as the
+// kubelet's does. The status stays until the pass computes a new one. A
+// pod without a status is left to its first pass.
+func (s *StatusStore) Refresh(pod *v1.Pod) {
+	s.mu.Lock()
+	e := s.pods[pod.UID]
+	if e == nil || e.pod == pod {
+		s.mu.Unlock()
+		return
+	}
+	s.seq++
+	s.pods[pod.UID] = &statusEntry{pod: pod, status: e.status, version: s.seq}
+	s.mu.Unlock()
+	if s.onChange != nil {
+		s.onChange(pod.UID)
+	}
+}
+
 // Get returns a pod's desired spec (shared: do not modify it), a copy of
 // its last status, and the status's version.
 func (s *StatusStore) Get(uid types.UID) (*v1.Pod, v1.PodStatus, uint64, bool) {

@@ -150,10 +150,14 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: a.node, Content: content, Events: recorder}
 	handlers[stages.StageSandbox] = sandboxes
 	handlers[stages.StageContainers] = containers
-	handlers[stages.StageStatus] = &stages.StatusStage{
+	status := &stages.StatusStage{
 		Store: a.statuses, Cache: a.cache, Node: a.node, RuntimeName: ver.GetRuntimeName(),
 		OnFinished: a.admitter.Release, Probes: probes{a.prober}, Log: log,
 	}
+	handlers[stages.StageStatus] = status
+	// A pod is in /pods and its status in the API from its admission on,
+	// Pending, not only once its first pass has started its containers.
+	a.admitter.OnAdmitted = status.PublishPending
 	queue, err := stages.ParseQueueKind(o.queue)
 	if err != nil {
 		return nil, fmt.Errorf("--queue: %w", err)
@@ -396,6 +400,9 @@ func (a *agent) dispatch(ctx context.Context) {
 			case sources.REMOVE:
 				a.pipeline.Remove(pod.UID)
 			default:
+				// /pods shows a graceful deletion or an edit at once,
+				// not when the pass it starts ends.
+				a.statuses.Refresh(pod)
 				a.pipeline.Upsert(pod)
 			}
 		}
