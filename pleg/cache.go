@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -139,10 +140,7 @@ func (c *Cache) UpsertSandbox(uid types.UID, name, namespace string, sb *Sandbox
 		}
 		p.Sandboxes = append(p.Sandboxes, sb)
 		slices.SortStableFunc(p.Sandboxes, func(a, b *Sandbox) int {
-			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-				return c
-			}
-			return int(b.Attempt) - int(a.Attempt)
+			return newestFirst(a.Attempt, b.Attempt, a.CreatedAt, b.CreatedAt)
 		})
 		return true
 	})
@@ -166,10 +164,7 @@ func (c *Cache) UpsertContainer(uid types.UID, ctr *Container) bool {
 		}
 		p.Containers = append(p.Containers, ctr)
 		slices.SortStableFunc(p.Containers, func(a, b *Container) int {
-			if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
-				return c
-			}
-			return int(b.Attempt) - int(a.Attempt)
+			return newestFirst(a.Attempt, b.Attempt, a.CreatedAt, b.CreatedAt)
 		})
 		return true
 	})
@@ -193,4 +188,22 @@ func (c *Cache) RemoveSandbox(uid types.UID, id string) bool {
 		p.Containers = slices.DeleteFunc(p.Containers, func(x *Container) bool { return x.SandboxID == id })
 		return len(p.Sandboxes)+len(p.Containers) != n
 	})
+}
+
+// newestFirst orders instances by attempt, then by creation time, newest
+// first. The attempt decides because podline numbers each new sandbox and
+// each new instance of a container one past the newest: a count that no
+// clock moves. The runtime's creation stamps are wall-clock times, and a
+// clock set back between two instances would make the new one look older,
+// so that the old dead instance would pass for the current one. The time
+// still orders instances of one attempt (a container made again after a
+// create that never started) and those of runtimes that number nothing.
+func newestFirst(attemptA, attemptB uint32, createdA, createdB time.Time) int {
+	if attemptA != attemptB {
+		if attemptA > attemptB {
+			return -1
+		}
+		return 1
+	}
+	return createdB.Compare(createdA)
 }

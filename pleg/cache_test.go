@@ -100,8 +100,21 @@ func TestCacheOrdering(t *testing.T) {
 	for _, x := range c.Get("u").Containers {
 		ids = append(ids, x.ID)
 	}
-	if want := []string{"b6", "b5", "a2", "a1", "a0", "zero"}; !slices.Equal(ids, want) {
+	// By attempt, then by time: a count that no clock moves.
+	if want := []string{"zero", "b6", "b5", "a2", "a1", "a0"}; !slices.Equal(ids, want) {
 		t.Errorf("containers %v, want newest first %v", ids, want)
+	}
+	// The clock was set back an hour before a's next restart: its
+	// creation stamp is the oldest, and it is still a's newest instance.
+	c.UpsertContainer("u", &Container{ID: "a3", Name: "a", Attempt: 3, CreatedAt: testEpoch.Add(-time.Hour)})
+	if got := c.Get("u").Latest("a"); got == nil || got.ID != "a3" {
+		t.Errorf("latest a = %v, want a3, made after the clock was set back", got)
+	}
+	// Two instances of one attempt (made again after a create that never
+	// started): the later one.
+	c.UpsertContainer("u", &Container{ID: "a3bis", Name: "a", Attempt: 3, CreatedAt: testEpoch.Add(-time.Hour + time.Second)})
+	if got := c.Get("u").Latest("a"); got == nil || got.ID != "a3bis" {
+		t.Errorf("latest a = %v, want a3bis, the later of attempt 3", got)
 	}
 
 	for _, sb := range []*Sandbox{
@@ -121,6 +134,10 @@ func TestCacheOrdering(t *testing.T) {
 	}
 	if cur := c.Get("u").CurrentSandbox(); cur.ID != "s4" {
 		t.Errorf("current sandbox %s, want s4", cur.ID)
+	}
+	c.UpsertSandbox("u", "", "", &Sandbox{ID: "s5", Attempt: 5, CreatedAt: testEpoch.Add(-time.Hour)})
+	if cur := c.Get("u").CurrentSandbox(); cur.ID != "s5" {
+		t.Errorf("current sandbox %s, want s5, made after the clock was set back", cur.ID)
 	}
 }
 

@@ -44,8 +44,16 @@ func newObjectTable() objectTable {
 	return objectTable{byID: make(map[string]*object)}
 }
 
+// maxReorder is how much older than the newest applied snapshot of an
+// object a snapshot may be and still count as stale. The runtime sends
+// its events out of order by milliseconds; a snapshot older by more than
+// this was stamped after the runtime's clock was set back, and is news.
+const maxReorder = 30 * time.Second
+
 // admits reports whether a snapshot taken at may be applied to the object:
-// it is not deleted and the snapshot is not older than the newest applied.
+// it is not deleted and the snapshot is not older than the newest applied,
+// unless it is so much older that the runtime's clock must have been set
+// back (the cache's own merge rules still keep a state from going back).
 // A snapshot without a time is not ordered and passes.
 func (t *objectTable) admits(id string, at time.Time) bool {
 	o := t.byID[id]
@@ -55,7 +63,7 @@ func (t *objectTable) admits(id string, at time.Time) bool {
 	if o.deleted {
 		return false
 	}
-	return at.IsZero() || !at.Before(o.last)
+	return at.IsZero() || !at.Before(o.last) || o.last.Sub(at) > maxReorder
 }
 
 // applied records that a snapshot taken at was applied. sandboxID is ""

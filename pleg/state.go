@@ -103,9 +103,10 @@ type Pod struct {
 	UID       types.UID
 	Name      string
 	Namespace string
-	// Sandboxes are ordered newest first.
+	// Sandboxes are ordered newest first: by attempt, then creation time.
 	Sandboxes []*Sandbox
-	// Containers are ordered by creation time, newest first.
+	// Containers are ordered newest first: by attempt, then creation time
+	// (see newestFirst).
 	Containers []*Container
 }
 
