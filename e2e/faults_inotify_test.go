@@ -14,9 +14,9 @@ import (
 )
 
 // At the inotify instance limit podline has no inotify at all: the file
-// source rescans and the cgroup source is off (it is made once, at start);
-// the CRI and eBPF sources carry the exits. When instances are free again
-// the file source takes one at its next period.
+// source rescans and the cgroup source is off until an instance is free (it
+// is tried again every 10 s); the CRI and eBPF sources carry the exits. When
+// instances are free again the file source takes one at its next period.
 func TestFaultInotifyInstanceLimit(t *testing.T) {
 	restore := setSysctl(t, "fs/inotify/max_user_instances", "1")
 	a := startAgent(t)
