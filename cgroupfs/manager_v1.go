@@ -110,13 +110,18 @@ func ensureCpuset(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	for _, name := range []string{"cpuset.cpus", "cpuset.mems"} {
+	for _, name := range []string{cpusetCpusFile, "cpuset.mems"} {
 		v, err := readCgroupFile(dir, name)
 		if err != nil {
 			return err
 		}
 		if v != "" {
 			continue
+		}
+		if name == cpusetCpusFile {
+			if err := restoreBalance(dir); err != nil {
+				return err
+			}
 		}
 		if v, err = readCgroupFile(filepath.Dir(dir), name); err != nil {
 			return err
@@ -130,6 +135,18 @@ func ensureCpuset(dir string) error {
 		return err
 	}
 	return writeCgroupFile(dir, "cgroup.clone_children", "1")
+}
+
+// restoreBalance turns load balancing back on in a cpuset without cpus:
+// one a removal emptied (quiesceCpuset) and left, its pod come back. A new
+// cpuset has it on already. It is done while the cpus are still empty, as
+// the kernel then rebuilds no scheduling domain.
+func restoreBalance(dir string) error {
+	v, err := readCgroupFile(dir, cpusetBalanceFile)
+	if err != nil || balancesLoad(v) {
+		return err
+	}
+	return writeCgroupFile(dir, cpusetBalanceFile, "1")
 }
 
 // write sets the limits through cgroup1's controllers (the period is

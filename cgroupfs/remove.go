@@ -55,7 +55,11 @@ func (h Hierarchies) RemovePod(parent string) error {
 	defer treeLock.Unlock()
 	var errs []error
 	for _, mnt := range h {
-		if err := removeTree(filepath.Join(mnt, parent)); err != nil {
+		var prep func(dir string)
+		if isCpusetV1(mnt) {
+			prep = func(dir string) { quiesceCpuset(mnt, dir) }
+		}
+		if err := removeTreePrepared(filepath.Join(mnt, parent), prep); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -87,7 +91,14 @@ func isPodCgroup(parent string) bool {
 // time the pod is removed (the runtime removed its containers'), so one
 // rmdir is tried first: walking the directory costs five more system
 // calls in each of a v1 host's dozen hierarchies, per pod.
-func removeTree(dir string) error {
+func removeTree(dir string) error { return removeTreePrepared(dir, nil) }
+
+// removeTreePrepared is removeTree calling prep, if not nil, on each
+// directory just before its rmdir (see quiesceCpuset).
+func removeTreePrepared(dir string, prep func(dir string)) error {
+	if prep != nil {
+		prep(dir)
+	}
 	switch err := syscall.Rmdir(dir); err {
 	case nil, syscall.ENOENT:
 		return nil
@@ -114,6 +125,10 @@ func removeTree(dir string) error {
 		return err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
+		if prep != nil {
+			// dir again too: its children made it refuse the first time.
+			prep(dirs[i])
+		}
 		if err := syscall.Rmdir(dirs[i]); err != nil && err != syscall.ENOENT {
 			if err == syscall.EBUSY {
 				return fmt.Errorf("remove cgroup %s: %w", dirs[i], ErrBusy)
