@@ -41,6 +41,12 @@ type Config struct {
 	// RequestTimeout bounds one API request (default 10s), so a black-holed
 	// API server cannot hold a worker forever.
 	RequestTimeout time.Duration
+	// OutageProbe is how often, while requests fail, one pod's status is
+	// sent regardless of its back-off (default 1s): the first to land
+	// sends every other at once, so statuses converge within about this
+	// long of the API server answering again, not RetryMax, for one
+	// request per period during the outage.
+	OutageProbe time.Duration
 	Log            *slog.Logger
 }
 
@@ -111,6 +117,9 @@ func New(cfg Config) *Manager {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 10 * time.Second
 	}
+	if cfg.OutageProbe <= 0 {
+		cfg.OutageProbe = time.Second
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
@@ -162,6 +171,8 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 	tick := time.NewTicker(m.cfg.Resync)
 	defer tick.Stop()
+	probe := time.NewTicker(m.cfg.OutageProbe)
+	defer probe.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,6 +181,37 @@ func (m *Manager) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 			m.resync()
+		case <-probe.C:
+			if m.quiet.failing() {
+				m.probeOne()
+			}
+		}
+	}
+}
+
+// probeOne queues one pod whose status the API server has not got, past
+// its back-off: while requests fail, it is how podline learns that the API
+// server answers again.
+func (m *Manager) probeOne() {
+	type item struct {
+		uid  types.UID
+		sent uint64
+	}
+	var items []item
+	m.mu.Lock()
+	for uid, st := range m.pods {
+		if !st.gone && !st.deleted {
+			items = append(items, item{uid, st.sent})
+			if len(items) == 16 {
+				break
+			}
+		}
+	}
+	m.mu.Unlock()
+	for _, it := range items {
+		if _, version, ok := m.cfg.Store.Status(it.uid); ok && version > it.sent {
+			m.queue.Add(it.uid)
+			return
 		}
 	}
 }

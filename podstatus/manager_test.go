@@ -390,3 +390,28 @@ func TestRejectedStatusIsNotRetried(t *testing.T) {
 	e.store.Set(pod, podStatus(v1.PodRunning, true, time.Now()))
 	eventually(t, "the newer status", func() bool { return e.apiStatus(t, "ns", "p1").Phase == v1.PodRunning })
 }
+
+// Statuses that failed during an outage land once the API server answers
+// again, not when each pod's back-off ends: here the back-off is an hour,
+// so only the outage probe and the resync it triggers can send them.
+func TestOutageEndsWithoutWaitingOutTheBackoff(t *testing.T) {
+	e := start(t, func(c *Config) {
+		c.RetryBase, c.RetryMax, c.OutageProbe = time.Hour, time.Hour, 10*time.Millisecond
+	}, object(apiPod("a", "ua")), object(apiPod("b", "ub")), object(apiPod("c", "uc")))
+	e.api.down.Store(true)
+	failed := patchesError.Get()
+	now := time.Now()
+	for _, n := range []string{"a", "b", "c"} {
+		e.store.Set(apiPod(n, types.UID("u"+n)), podStatus(v1.PodRunning, true, now))
+	}
+	eventually(t, "the first failures", func() bool { return patchesError.Get() >= failed+3 })
+	e.api.down.Store(false)
+	eventually(t, "every status after the outage", func() bool {
+		for _, n := range []string{"a", "b", "c"} {
+			if e.apiStatus(t, "ns", n).Phase != v1.PodRunning {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -33,17 +33,26 @@ func (q *quietLog) failed(log *slog.Logger, msg string, args ...any) {
 	log.Warn(msg, append(args, "failures_not_logged", n)...)
 }
 
-// succeeded says once that requests work again after a warning. It keeps
-// the time of that warning: a pod that keeps failing among pods that
-// succeed still gets at most one warning per interval.
-func (q *quietLog) succeeded(log *slog.Logger) {
+// succeeded says once that requests work again after a warning, and
+// reports whether it did. It keeps the time of that warning: a pod that
+// keeps failing among pods that succeed still gets at most one warning per
+// interval.
+func (q *quietLog) succeeded(log *slog.Logger) bool {
 	q.mu.Lock()
 	if !q.warned {
 		q.mu.Unlock()
-		return
+		return false
 	}
 	n := q.suppressed
 	q.warned, q.suppressed = false, 0
 	q.mu.Unlock()
 	log.Info("pod status updates succeed again", "failures_not_logged", n)
+	return true
+}
+
+// failing reports whether requests failed since the last success.
+func (q *quietLog) failing() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.warned
 }

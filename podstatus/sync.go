@@ -128,7 +128,11 @@ func (m *Manager) sync(ctx context.Context, uid types.UID) (retry bool) {
 		if !changedAt.IsZero() {
 			syncSeconds.UpdateDuration(changedAt)
 		}
-		m.quiet.succeeded(m.log)
+		if m.quiet.succeeded(m.log) {
+			// The API server answers again: every pod that failed
+			// goes now, not when its back-off (up to RetryMax) ends.
+			go m.resync()
+		}
 	case err == nil:
 		patchesSkipped.Inc()
 	case errors.Is(err, errGone):
