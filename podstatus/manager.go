@@ -47,7 +47,7 @@ type Config struct {
 	// long of the API server answering again, not RetryMax, for one
 	// request per period during the outage.
 	OutageProbe time.Duration
-	Log            *slog.Logger
+	Log         *slog.Logger
 }
 
 // Manager sends statuses from the store to the API server. Notify and
