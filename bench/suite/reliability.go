@@ -85,7 +85,7 @@ func (c relCase) name() string {
 // relPlan lists the cases in priority order; only, when not empty, keeps
 // the cases named there.
 func relPlan(quick bool, pods int, only []string) []relCase {
-	n, hang, slow, ctrd := 1000, 100, 30, 50
+	n, hang, slow, ctrd := 1000, 100, 30, 100
 	if quick {
 		n, hang, slow, ctrd = 100, 20, 10, 10
 	}
