@@ -40,6 +40,8 @@ var (
 	// A pass asked for while its pod backs off from a failed pass, left to
 	// the retry at the end of the back-off.
 	passesHeld = metrics.NewCounter(`podline_pipeline_passes_held_total`)
+	// A held pass started early because the runtime answers again.
+	runtimeBackPasses = metrics.NewCounter(`podline_pipeline_runtime_back_passes_total`)
 	// A stage queue that refused a pass the window had room for: a
 	// consumer descheduled mid-take; the pass waited for it.
 	queueRefusals = metrics.NewCounter(`podline_pipeline_queue_waits_total`)

@@ -123,7 +123,18 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 		})
 	}
 	if o.plegSource("cri") {
-		events := pleg.NewCRIEvents(a.runtime, a.cache, notify, a.relister.Resync, a.log)
+		// Connected and relisted: the runtime answers. Pods held back by
+		// its outage go now, not when their back-off ends.
+		resync := func(ctx context.Context) error {
+			if err := a.relister.Resync(ctx); err != nil {
+				return err
+			}
+			if a.pipeline != nil {
+				a.pipeline.RuntimeBack()
+			}
+			return nil
+		}
+		events := pleg.NewCRIEvents(a.runtime, a.cache, notify, resync, a.log)
 		a.lifecycle = append(a.lifecycle, events.Run)
 	}
 	return nil
