@@ -31,10 +31,15 @@ package stages
 // slower than a plain channel's. Tokens are not counted: a token can be
 // absorbed because one is already pending, or be spent by a consumer that
 // then finds the head slot still being published by a slower producer. So
-// wake-ups are chained: after taking an item, a consumer that sees more items
-// and more parked consumers passes a token on (producers do the same for
-// room). An item therefore never sits in the queue while every consumer
-// sleeps.
+// wake-ups are chained: after taking an item, a consumer that sees the next
+// item published and more parked consumers passes a token on (producers do the
+// same for room). It looks only at the head and its slot, not at the tail that
+// producers keep writing: a position claimed but not yet published needs no
+// token from it, because its producer leaves one after publishing (it sees the
+// parked consumer's registration, which came before that consumer's failed
+// try). An item therefore never sits in the queue while every consumer sleeps.
+// Whether the queue is closed is read from a read-mostly flag, not the tail,
+// for the same reason.
 
 import (
 	"context"
@@ -58,6 +63,7 @@ type BlockingQueue[T any] struct {
 	_         [cacheLine - 8]byte
 	items     chan struct{} // wake-up token for a parked consumer; cap 1
 	room      chan struct{} // wake-up token for a parked producer; cap 1
+	closed    atomic.Bool   // set by Close after the queue is closed; read-mostly
 	closeOnce sync.Once
 }
 
@@ -144,7 +150,10 @@ func (b *BlockingQueue[T]) takeSlow(ctx context.Context) (T, error) {
 			b.dequeued()
 			return v, nil
 		}
-		if n, closed := b.q.count(); closed && n == 0 {
+		if !b.closed.Load() {
+			// Not closed: the tail, which producers keep writing, need
+			// not be read. A Close after this load leaves a token.
+		} else if n, _ := b.q.count(); n == 0 {
 			// Consumers parked below wait for a token that no producer
 			// will send any more: pass Close's on.
 			if b.consumers.Add(-1) > 0 {
@@ -185,7 +194,7 @@ func (b *BlockingQueue[T]) enqueued() {
 	// Chain: room left and producers still parked. A pending token already
 	// covers it, and is cheaper to look at than the positions, which the
 	// other side keeps writing.
-	if b.producers.Load() > 0 && len(b.room) == 0 && b.q.Len() < b.q.Cap() {
+	if b.producers.Load() > 0 && len(b.room) == 0 && b.q.tailFree() {
 		leaveToken(b.room)
 	}
 }
@@ -197,10 +206,8 @@ func (b *BlockingQueue[T]) dequeued() {
 	}
 	// Chain: items left and consumers still parked. After Close, also let
 	// parked consumers re-check for the end of the queue.
-	if b.consumers.Load() > 0 && len(b.items) == 0 {
-		if n, closed := b.q.count(); n > 0 || closed {
-			leaveToken(b.items)
-		}
+	if b.consumers.Load() > 0 && len(b.items) == 0 && (b.q.headReady() || b.closed.Load()) {
+		leaveToken(b.items)
 	}
 }
 
@@ -221,6 +228,7 @@ func leaveToken(c chan struct{}) {
 func (b *BlockingQueue[T]) Close() {
 	b.closeOnce.Do(func() {
 		b.q.close()
+		b.closed.Store(true)
 		// Parked goroutines wake on a token, and each passes it on to
 		// the next (takeSlow, putSlow, dequeued): one wakes them all.
 		leaveToken(b.items)

@@ -151,6 +151,24 @@ func (q *Queue[T]) TryDequeue() (T, bool) {
 	}
 }
 
+// headReady reports whether the item at the head is published, so that a
+// TryDequeue now would find it (unless another consumer takes it first). It
+// reads only the head and its slot, lines a consumer touches anyway, and not
+// the tail that producers keep writing.
+func (q *Queue[T]) headReady() bool {
+	pos := q.head.Load()
+	want := (pos>>q.shift)<<1 | 1
+	return q.slots[pos&q.mask].turn.Load() == want
+}
+
+// tailFree reports whether the slot at the tail is free for its lap, so that
+// an enqueue now would find room (unless another producer takes it first).
+func (q *Queue[T]) tailFree() bool {
+	pos := q.tail.Load()
+	want := (pos >> q.shift) << 1
+	return pos&closedBit == 0 && q.slots[pos&q.mask].turn.Load() == want
+}
+
 // Len returns the number of items in the queue. Under concurrent use it is a
 // snapshot that may be stale by the time it returns, but it is always within
 // [0, Cap()]. Positions claimed but not yet published or freed are counted.

@@ -456,3 +456,41 @@ func TestBlockingQueueCloseRacesPut(t *testing.T) {
 		blockingStress(t, 4, 4, 100000, 4, true)
 	}
 }
+
+// TestQueueHeadReadyTailFree: the wake-up chain of BlockingQueue relies on
+// headReady and tailFree telling a claimed but unfinished position from a
+// ready one.
+func TestQueueHeadReadyTailFree(t *testing.T) {
+	q := NewQueue[int](2)
+	if q.headReady() || !q.tailFree() {
+		t.Fatalf("empty: headReady, tailFree = %v, %v; want false, true", q.headReady(), q.tailFree())
+	}
+	publish := stallEnqueue(t, q)
+	if q.headReady() {
+		t.Fatal("headReady with the head claimed but not published")
+	}
+	publish(1)
+	if !q.headReady() {
+		t.Fatal("not headReady with the head published")
+	}
+	if !q.TryEnqueue(2) {
+		t.Fatal("enqueue failed")
+	}
+	if q.tailFree() {
+		t.Fatal("tailFree with the queue full")
+	}
+	free := stallDequeue(t, q)
+	if q.tailFree() {
+		t.Fatal("tailFree with the tail's slot claimed by a consumer but not freed")
+	}
+	if v := free(); v != 1 {
+		t.Fatalf("dequeue got %d, want 1", v)
+	}
+	if !q.tailFree() || !q.headReady() {
+		t.Fatalf("one item of two: headReady, tailFree = %v, %v; want true, true", q.headReady(), q.tailFree())
+	}
+	q.close()
+	if q.tailFree() {
+		t.Fatal("tailFree after close")
+	}
+}
