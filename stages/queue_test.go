@@ -451,6 +451,19 @@ func TestBlockingQueueNoLostWakeup(t *testing.T) {
 	blockingStress(t, 4, 4, 5000, 2, false)
 }
 
+// TestBlockingQueuePipelineShapes runs the producer and consumer counts of
+// the pipeline's stage queues (far more goroutines than CPUs) through small
+// queues, so that most calls take the slow path: yield once, register, park,
+// and be woken by a producer's token or a chained one. A lost wake-up shows
+// as the context deadline, a reordering as an out-of-order item, a lost or
+// doubled item in the checksums.
+func TestBlockingQueuePipelineShapes(t *testing.T) {
+	for _, sh := range handoffShapes {
+		blockingStress(t, sh.prod, sh.cons, 40000/sh.prod, 2, false)
+		blockingStress(t, sh.prod, sh.cons, 40000/sh.prod, 1, true)
+	}
+}
+
 func TestBlockingQueueCloseRacesPut(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		blockingStress(t, 4, 4, 100000, 4, true)
