@@ -1,7 +1,6 @@
 package pleg_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"slices"
@@ -10,8 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podline/podline/cri"
-	"github.com/podline/podline/cri/fake"
 	"github.com/podline/podline/pleg"
 )
 
@@ -19,14 +16,7 @@ import (
 // limit refused it at start) watches what was registered before it, its
 // notifications reach those containers, and a removal unwatches them.
 func TestLateCgroupNotifierWatchesWhatRuns(t *testing.T) {
-	sock, srv := fake.Listen(t, fake.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	rt, err := cri.Dial(ctx, sock, "", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	ctx, rt, srv := dialFake(t)
 	cache, n := pleg.NewCache(), &notified{uids: map[types.UID]int{}}
 	plane := pleg.NewPlane(pleg.PlaneConfig{
 		Runtime: rt, Cache: cache, Notify: n.notify, Kernel: &recordingKernel{},

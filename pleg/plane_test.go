@@ -55,7 +55,10 @@ type planeHarness struct {
 	oomPIDs chan uint32
 }
 
-func newPlaneHarness(t *testing.T) *planeHarness {
+// dialFake starts a fake runtime and dials it; both, and the returned
+// context, end with the test.
+func dialFake(t *testing.T) (context.Context, *cri.Client, *fake.Server) {
+	t.Helper()
 	sock, srv := fake.Listen(t, fake.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -64,6 +67,11 @@ func newPlaneHarness(t *testing.T) *planeHarness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
+	return ctx, rt, srv
+}
+
+func newPlaneHarness(t *testing.T) *planeHarness {
+	ctx, rt, srv := dialFake(t)
 	h := &planeHarness{t: t, srv: srv, rt: rt, cache: pleg.NewCache(),
 		cgroups: &stubCgroups{ids: map[string]uint64{}}, n: &notified{uids: map[types.UID]int{}},
 		oomPIDs: make(chan uint32, 1)}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
-	"github.com/podline/podline/cri/fake"
 	"github.com/podline/podline/pleg"
 )
 
@@ -59,14 +58,7 @@ func TestNotifierFailureKeepsTheKernelWatch(t *testing.T) {
 	if mount == "" {
 		t.Fatal("no cgroup2 mount")
 	}
-	sock, _ := fake.Listen(t, fake.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	rt, err := cri.Dial(ctx, sock, "", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
+	ctx, rt, _ := dialFake(t)
 	cache, n, kernel := pleg.NewCache(), &notified{uids: map[types.UID]int{}}, &recordingKernel{}
 	plane := pleg.NewPlane(pleg.PlaneConfig{
 		Runtime: rt, Cache: cache, Notify: n.notify, Kernel: kernel, Cgroups: failingCgroups{},

@@ -27,9 +27,7 @@ func (g *StartGate) Parked() int {
 // HoldFor makes a pod's current step back-off last d from now, as if it
 // had failed many times; it reports false when the pod has no hold.
 func (p *Pipeline) HoldFor(uid types.UID, d time.Duration) bool {
-	p.mu.Lock()
-	rec := p.records[uid]
-	p.mu.Unlock()
+	rec := p.record(uid)
 	if rec == nil {
 		return false
 	}
@@ -44,13 +42,17 @@ func (p *Pipeline) HoldFor(uid types.UID, d time.Duration) bool {
 
 // Held reports whether a pod backs off from a failed pass.
 func (p *Pipeline) Held(uid types.UID) bool {
-	p.mu.Lock()
-	rec := p.records[uid]
-	p.mu.Unlock()
+	rec := p.record(uid)
 	if rec == nil {
 		return false
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return rec.hold.wait(rec.tearingDown(), time.Now()) > 0
+}
+
+func (p *Pipeline) record(uid types.UID) *podRecord {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.records[uid]
 }
