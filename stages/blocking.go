@@ -21,8 +21,10 @@ package stages
 // run: often the one this very goroutine just handed work to, as when a
 // worker's reply comes back through a second queue. It is bounded (once per
 // call), so an idle worker still parks at once and costs no CPU. Measured at
-// -cpu 2 (BenchmarkStageWake, BenchmarkBlockingQueue), it halves the round
-// trip to a single parked worker and the cost of an item at work=0.
+// -cpu 2 (BenchmarkStageWake, BenchmarkBlockingQueue; medians of 5 on a
+// loaded machine), it cut the round trip to a single parked worker from
+// about 700 to 300 ns, and an item at work=0 through a 128-slot queue from
+// 250 to 80 ns; through a 1,024-slot queue it changed nothing measurable.
 //
 // Slow path and why no wakeup is lost: a goroutine that finds the queue empty
 // (full) first registers in consumers (producers), then tries the queue again,
