@@ -81,13 +81,16 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 			}
 		})
 		// A lost event may be an exit no other source reports (--pleg-sources=ebpf):
-		// relist now rather than at the next period.
+		// read every watched cgroup, and relist, now rather than at the next period.
 		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
 			for {
 				select {
 				case <-ctx.Done():
 					return
 				case <-tracer.Lost():
+					if n := a.plane.Recheck(); n > 0 {
+						a.log.Info("after lost eBPF events: emptied cgroups found, inspecting", "cgroups", n)
+					}
 					if err := a.relister.Resync(ctx); err != nil && ctx.Err() == nil {
 						a.log.Warn("relist after lost eBPF events", "err", err)
 					}
