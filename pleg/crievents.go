@@ -169,9 +169,16 @@ func (s *CRIEvents) follow(ctx context.Context) (connected bool, err error) {
 		}
 	}
 	s.objects.prune(s.cache, time.Now())
+	brokeAt := s.changedAt.Load()
 	s.setConnected(true)
 	defer s.setConnected(false)
-	s.log.Debug("container event stream connected")
+	if brokeAt != 0 {
+		// The warning at the break has its pair: when the runtime was
+		// back for podline, which a restart's convergence is timed from.
+		s.log.Info("container event stream reconnected", "down", time.Since(time.Unix(0, brokeAt)).Round(time.Millisecond))
+	} else {
+		s.log.Debug("container event stream connected")
+	}
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
