@@ -138,6 +138,9 @@ type relRun struct {
 	// said, verbatim.
 	Figures  map[string]float64 `json:"figures,omitempty"`
 	Observed map[string]string  `json:"observed,omitempty"`
+
+	// containerd cases: where the convergence went.
+	Breakdown *convBreakdown `json:"breakdown,omitempty"`
 }
 
 // reliabilityScenario runs the plan and writes reliability-<rev>.json and

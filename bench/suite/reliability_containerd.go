@@ -73,6 +73,10 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 	if err != nil {
 		return err
 	}
+	ids, err := benchIDs(ctx, rt, before)
+	if err != nil {
+		return err
+	}
 
 	churn := max(1, r.Pods/10)
 	down := time.Now()
@@ -83,7 +87,13 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 	if err != nil {
 		return err
 	}
+	// The breakdown reads containerd's log from here on.
+	logFrom := int64(0)
+	if fi, err := os.Stat(logPath); err == nil {
+		logFrom = fi.Size()
+	}
 	// The outage's work: the oldest manifests go, new ones come.
+	removed, added := slices.Clone(names[:churn]), []string{}
 	for range churn {
 		delete(want, names[0])
 		names = names[1:]
@@ -96,7 +106,7 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 		if err != nil {
 			return err
 		}
-		want[name] = true
+		want[name], added = true, append(added, name)
 	}
 	if err := startContainerd(ctx, rt, argv, env, logPath, s.cfg.containerdP); err != nil {
 		return err
@@ -106,11 +116,17 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 	r.Figures = map[string]float64{"containerd_down_sec": up.Sub(down).Seconds()}
 	progress("%s: containerd down %.1fs (%s), %d manifests removed and %d written meanwhile", label, r.Figures["containerd_down_sec"], map[bool]string{true: "SIGKILL", false: "SIGTERM"}[kill], churn, churn)
 
-	end, conv, err := relConvergence(ctx, &benchOnly{rt}, a, want, up, label)
+	looks := newConvLooks(added, removed)
+	end, conv, err := relConvergence(ctx, &benchOnly{rt}, a, want, up, label, looks.look)
 	if err != nil {
 		return err
 	}
 	r.ConvergeSec = conv
+	r.Breakdown, err = relBreakdown(newPodTimeline(ids), looks, logPath, logFrom, a.proc.logPath, down, up, added, removed)
+	if err != nil {
+		// The convergence stands without its breakdown.
+		progress("%s: no convergence breakdown: %v", label, err)
+	}
 	after, err := benchContainers(ctx, rt)
 	if err != nil {
 		return err
@@ -135,7 +151,7 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 	// events had missed.
 	for _, name := range []string{"podline_pleg_cri_events_reconnects_total", "podline_pleg_relist_discrepancies_total",
 		`podline_pleg_cri_events_received_total{type="started"}`,
-		"podline_pleg_relist_errors_total", `podline_cri_errors_total{class="unavailable"}`} {
+		"podline_pleg_relist_errors_total", `podline_cri_errors_total{class="unavailable"}`, "podline_pipeline_runtime_back_passes_total"} {
 		r.Figures[name] = m1.samples[name] - m0.samples[name]
 	}
 	r.Left, r.Violations = end.left, byInvariant(end.vs)
@@ -241,6 +257,23 @@ func benchContainers(ctx context.Context, rt *cri.Client) (map[string]string, er
 		out[c.Labels[cri.LabelPodName]] = c.Id
 	}
 	return out, nil
+}
+
+// benchIDs maps the ids of the suite's sandboxes, and of the running
+// containers in byPod, to their pod.
+func benchIDs(ctx context.Context, rt *cri.Client, byPod map[string]string) (map[string]string, error) {
+	sbs, err := (&benchOnly{rt}).ListPodSandbox(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, sb := range sbs {
+		ids[sb.Id] = sb.GetMetadata().GetName()
+	}
+	for pod, id := range byPod {
+		ids[id] = pod
+	}
+	return ids, nil
 }
 
 // runtimeLister is what the invariants read from a runtime.

@@ -93,7 +93,7 @@ func (s *suite) relKill(ctx context.Context, c relCase, r *relRun, label string)
 	if a, err = startPodline(ctx, s.podline, dir, "unix://"+f.socket, k); err != nil {
 		return fmt.Errorf("restart podline on the same directories: %w", err)
 	}
-	vs, conv, err := relConvergence(ctx, rt, a, want, restart, label)
+	vs, conv, err := relConvergence(ctx, rt, a, want, restart, label, nil)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,8 @@ type relEnd struct {
 // relConvergence checks the invariants until they hold (the convergence
 // time, from restart) and then once more relStability later; a run whose
 // invariants never hold returns the violations at relLimit, and -1.
-func relConvergence(ctx context.Context, rt runtimeLister, a agent, want map[string]bool, restart time.Time, label string) (relEnd, float64, error) {
+// onLook, if not nil, sees each look until then.
+func relConvergence(ctx context.Context, rt runtimeLister, a agent, want map[string]bool, restart time.Time, label string, onLook func(time.Time, []violation)) (relEnd, float64, error) {
 	last := time.Now()
 	for {
 		snap, at, err := relLook(ctx, rt, a)
@@ -146,6 +147,9 @@ func relConvergence(ctx context.Context, rt runtimeLister, a agent, want map[str
 			return relEnd{}, 0, err
 		}
 		vs, left := checkInvariants(snap, want)
+		if onLook != nil {
+			onLook(at, vs)
+		}
 		if len(vs) == 0 {
 			conv := at.Sub(restart).Seconds()
 			progress("%s: converged %.2fs after the restart", label, conv)

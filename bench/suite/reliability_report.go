@@ -71,6 +71,9 @@ func relMarkdown(run *result.Run, cfg *config, runs []relRun, errs []string) str
 				}
 			}
 		}
+		if t := breakdownMarkdown(rs); t != "" {
+			b.WriteString("\n" + t)
+		}
 	}
 	if len(errs) > 0 {
 		b.WriteString("\n## Runs that could not be completed\n\n")
