@@ -43,9 +43,11 @@ var (
 // the relist carries the load alone.
 var ErrEventsUnsupported = errors.New("the runtime offers no container event stream")
 
-// Reconnect back-off: a runtime restart is found again within a fraction of
-// a second, a runtime that stays down costs one attempt per 10 s, and a
-// stream that lived a healthy minute starts over from the shortest delay.
+// Reconnect back-off, between attempts that reached the runtime (a
+// cri.Client's open waits while the runtime is unreachable, so a restart
+// is found again as soon as it answers): a runtime that answers but keeps
+// breaking the stream or failing the resync costs one attempt per 10 s, and
+// a stream that lived a healthy minute starts over from the shortest delay.
 const (
 	eventsMinBackoff   = 100 * time.Millisecond
 	eventsMaxBackoff   = 10 * time.Second
