@@ -35,7 +35,7 @@ type convStep struct {
 
 var (
 	addedSteps   = []string{stepRetryDue, stepRunSandbox, stepSandboxUp, stepStarted, stepRunning, stepConverged}
-	removedSteps = []string{stepRetryDue, stepStopCalled, stepStopped, stepRemoved, stepGone}
+	removedSteps = []string{stepRetryDue, stepStopCalled, stepStopDone, stepStopped, stepRemoved, stepGone}
 )
 
 // convLooks follows the suite's looks during the convergence: for each

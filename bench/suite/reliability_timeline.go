@@ -23,6 +23,7 @@ const (
 	stepConverged  = "suite: pod Running, sandbox ready, container running"
 	stepGone       = "suite: pod gone"
 	stepStopCalled = "containerd: StopContainer called"
+	stepStopDone   = "containerd: StopContainer returned"
 	stepStopped    = "containerd: StopPodSandbox returned"
 	stepRemoved    = "containerd: RemovePodSandbox returned"
 )
@@ -116,6 +117,8 @@ func (t *podTimeline) readContainerd(r io.Reader) error {
 			t.saw(pod, stepStarted, at)
 		case m[1] == "StopContainer for" && strings.HasPrefix(rest, " with timeout"):
 			t.saw(pod, stepStopCalled, at)
+		case m[1] == "StopContainer for" && strings.HasPrefix(rest, " returns successfully"):
+			t.saw(pod, stepStopDone, at)
 		case m[1] == "StopPodSandbox for" && strings.HasPrefix(rest, " returns successfully"):
 			t.saw(pod, stepStopped, at)
 		case m[1] == "RemovePodSandbox" && strings.HasPrefix(rest, " returns successfully"):

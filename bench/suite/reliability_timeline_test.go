@@ -83,6 +83,7 @@ func TestPodTimeline(t *testing.T) {
 	f(added, stepRetryDue, "10:00:26.5")
 	f(removed, stepRetryDue, "10:00:06")
 	f(removed, stepStopCalled, "10:00:12.1")
+	f(removed, stepStopDone, "10:00:13")
 	f(removed, stepStopped, "10:00:14.1")
 	f(removed, stepRemoved, "10:00:14.3")
 	f("victim-e2e", stepSandboxUp, "")
