@@ -13,8 +13,9 @@ import (
 // calls take).
 type convBreakdown struct {
 	// ReconnectSec: podline's event stream back and relisted, which
-	// releases the pods held back by the outage; -1: not in its log.
-	ReconnectSec float64    `json:"reconnect_sec"`
+	// releases the pods held back by the outage; below 0 when podline's
+	// first call came through before the suite's; nil: not in its log.
+	ReconnectSec *float64   `json:"reconnect_sec,omitempty"`
 	Added        []convStep `json:"added"`
 	Removed      []convStep `json:"removed"`
 	// Failed passes of those pods after containerd answered: all of
@@ -103,9 +104,10 @@ func relBreakdown(t *podTimeline, looks convLooks, ctrdLog string, offset int64,
 }
 
 func (t *podTimeline) breakdown(up time.Time, added, removed []string) *convBreakdown {
-	b := &convBreakdown{ReconnectSec: -1}
+	b := &convBreakdown{}
 	if !t.reconnect.IsZero() {
-		b.ReconnectSec = t.reconnect.Sub(up).Seconds()
+		x := t.reconnect.Sub(up).Seconds()
+		b.ReconnectSec = &x
 	}
 	for _, s := range addedSteps {
 		b.Added = append(b.Added, t.step(s, added, up))

@@ -42,10 +42,10 @@ func breakdownMarkdown(rs []relRun) string {
 	})
 	row(stepReconnect, func(r relRun) (string, float64, bool) {
 		x := r.Breakdown.ReconnectSec
-		if x < 0 {
+		if x == nil {
 			return "–", 0, false
 		}
-		return fmt.Sprintf("%.2f", x), x, true
+		return fmt.Sprintf("%.2f", *x), *x, true
 	})
 	group := func(title string, steps func(*convBreakdown) []convStep) {
 		fmt.Fprintf(&b, "| *%s* |%s |\n", title, strings.Repeat(" |", len(runs)))

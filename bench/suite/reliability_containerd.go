@@ -154,6 +154,9 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 		"podline_pleg_relist_errors_total", `podline_cri_errors_total{class="unavailable"}`, "podline_pipeline_runtime_back_passes_total"} {
 		r.Figures[name] = m1.samples[name] - m0.samples[name]
 	}
+	// The start gate's limit when containerd went: how many of the pods
+	// added meanwhile start at once when it is back.
+	r.Figures["podline_start_limit at the outage"] = m0.samples["podline_start_limit"]
 	r.Left, r.Violations = end.left, byInvariant(end.vs)
 	for _, v := range end.vs[:min(len(end.vs), 10)] {
 		r.ViolationSamples = append(r.ViolationSamples, v.String())
