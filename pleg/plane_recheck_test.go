@@ -12,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/pleg"
 )
 
@@ -21,13 +20,7 @@ import (
 // it late: the inspection asks again until it does. A cgroup that still
 // has its process is left alone.
 func TestRecheckFindsTheExitALostEventCarried(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root: it makes cgroups")
-	}
-	mount := cgroupfs.UnifiedMount()
-	if mount == "" {
-		t.Fatal("no cgroup2 mount")
-	}
+	mount := cgroup2Root(t)
 	ctx, rt, srv := dialFake(t)
 	cache, n := pleg.NewCache(), &notified{uids: map[types.UID]int{}}
 	plane := pleg.NewPlane(pleg.PlaneConfig{

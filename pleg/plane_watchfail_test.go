@@ -51,13 +51,7 @@ func (k *recordingKernel) Unwatch(uint64) error { return nil }
 // watch, from its id alone, and the tracer's exit reaches the cache; the
 // notifier's failure used to leave the container to the relist.
 func TestNotifierFailureKeepsTheKernelWatch(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root: it makes a cgroup")
-	}
-	mount := cgroupfs.UnifiedMount()
-	if mount == "" {
-		t.Fatal("no cgroup2 mount")
-	}
+	mount := cgroup2Root(t)
 	ctx, rt, _ := dialFake(t)
 	cache, n, kernel := pleg.NewCache(), &notified{uids: map[types.UID]int{}}, &recordingKernel{}
 	plane := pleg.NewPlane(pleg.PlaneConfig{
@@ -97,6 +91,20 @@ func TestNotifierFailureKeepsTheKernelWatch(t *testing.T) {
 	if got := n.take(); got[uid] != 1 {
 		t.Fatalf("notified %v", got)
 	}
+}
+
+// cgroup2Root returns the cgroup2 mount a test makes its cgroups in: as
+// root, since making them needs it.
+func cgroup2Root(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("needs root: it makes cgroups")
+	}
+	mount := cgroupfs.UnifiedMount()
+	if mount == "" {
+		t.Fatal("no cgroup2 mount")
+	}
+	return mount
 }
 
 // runInFake starts a sandbox and a container in the fake runtime and
