@@ -15,9 +15,12 @@ type convBreakdown struct {
 	// ReconnectSec: podline's event stream back and relisted, which
 	// releases the pods held back by the outage; below 0 when podline's
 	// first call came through before the suite's; nil: not in its log.
-	ReconnectSec *float64   `json:"reconnect_sec,omitempty"`
-	Added        []convStep `json:"added"`
-	Removed      []convStep `json:"removed"`
+	ReconnectSec *float64 `json:"reconnect_sec,omitempty"`
+	// BootedSec: containerd's log says it booted, against the suite's
+	// check; nil: not in its log.
+	BootedSec *float64   `json:"containerd_booted_sec,omitempty"`
+	Added     []convStep `json:"added"`
+	Removed   []convStep `json:"removed"`
 	// Failed passes of those pods after containerd answered: all of
 	// them, and the most one pod had.
 	FailuresAfterUp int `json:"sync_failures_after_up"`
@@ -104,11 +107,7 @@ func relBreakdown(t *podTimeline, looks convLooks, ctrdLog string, offset int64,
 }
 
 func (t *podTimeline) breakdown(up time.Time, added, removed []string) *convBreakdown {
-	b := &convBreakdown{}
-	if !t.reconnect.IsZero() {
-		x := t.reconnect.Sub(up).Seconds()
-		b.ReconnectSec = &x
-	}
+	b := &convBreakdown{ReconnectSec: since(t.reconnect, up), BootedSec: since(t.booted, up)}
 	for _, s := range addedSteps {
 		b.Added = append(b.Added, t.step(s, added, up))
 	}
@@ -142,4 +141,13 @@ func (t *podTimeline) step(step string, pods []string, up time.Time) convStep {
 	s.Pods = len(xs)
 	s.MedianSec, _, _ = median(xs)
 	return s
+}
+
+// since is at in seconds after up; nil when at is zero.
+func since(at, up time.Time) *float64 {
+	if at.IsZero() {
+		return nil
+	}
+	x := at.Sub(up).Seconds()
+	return &x
 }

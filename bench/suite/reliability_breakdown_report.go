@@ -40,13 +40,17 @@ func breakdownMarkdown(rs []relRun) string {
 	row("**convergence** (suite: every invariant holds)", func(r relRun) (string, float64, bool) {
 		return fmt.Sprintf("**%.2f**", r.ConvergeSec), r.ConvergeSec, r.ConvergeSec >= 0
 	})
-	row(stepReconnect, func(r relRun) (string, float64, bool) {
-		x := r.Breakdown.ReconnectSec
-		if x == nil {
-			return "–", 0, false
+	opt := func(get func(*convBreakdown) *float64) func(relRun) (string, float64, bool) {
+		return func(r relRun) (string, float64, bool) {
+			x := get(r.Breakdown)
+			if x == nil {
+				return "–", 0, false
+			}
+			return fmt.Sprintf("%.2f", *x), *x, true
 		}
-		return fmt.Sprintf("%.2f", *x), *x, true
-	})
+	}
+	row("containerd: booted (its log)", opt(func(b *convBreakdown) *float64 { return b.BootedSec }))
+	row(stepReconnect, opt(func(b *convBreakdown) *float64 { return b.ReconnectSec }))
 	group := func(title string, steps func(*convBreakdown) []convStep) {
 		fmt.Fprintf(&b, "| *%s* |%s |\n", title, strings.Repeat(" |", len(runs)))
 		for i, s := range steps(runs[0].Breakdown) {

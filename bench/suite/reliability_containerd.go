@@ -108,11 +108,11 @@ func (s *suite) relContainerd(ctx context.Context, kill bool, r *relRun, label s
 		}
 		want[name], added = true, append(added, name)
 	}
-	if err := startContainerd(ctx, rt, argv, env, logPath, s.cfg.containerdP); err != nil {
+	up, err := startContainerd(ctx, rt, s.cfg.endpoint, argv, env, logPath, s.cfg.containerdP)
+	if err != nil {
 		return err
 	}
 	ctx = outer
-	up := time.Now()
 	r.Figures = map[string]float64{"containerd_down_sec": up.Sub(down).Seconds()}
 	progress("%s: containerd down %.1fs (%s), %d manifests removed and %d written meanwhile", label, r.Figures["containerd_down_sec"], map[bool]string{true: "SIGKILL", false: "SIGTERM"}[kill], churn, churn)
 
@@ -216,37 +216,64 @@ func stopContainerd(ctx context.Context, pid int, kill bool) (argv, env []string
 
 // startContainerd starts containerd as scripts/runtime.sh does (a session
 // of its own, so that it outlives the suite; its log appended to) and
-// waits until its CRI answers; the pid file then names the new process.
-func startContainerd(ctx context.Context, rt *cri.Client, argv, env []string, logPath, pidFile string) error {
+// waits until its CRI answers, on a connection of its own and then on rt;
+// the pid file then names the new process. up is when it first answered.
+func startContainerd(ctx context.Context, rt *cri.Client, endpoint string, argv, env []string, logPath, pidFile string) (up time.Time, err error) {
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return err
+		return up, err
 	}
 	defer logf.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start containerd again: %w", err)
+		return up, fmt.Errorf("start containerd again: %w", err)
 	}
 	pid := cmd.Process.Pid
 	// Reaped when it ends: a containerd the next case kills must leave
 	// no zombie behind, which /proc would still show.
 	go cmd.Wait()
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-		return err
+		return up, err
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := rt.ListPodSandbox(ctx, nil); err == nil {
-			return nil
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("containerd %d not answering 60s after its start: %w", pid, err)
+	// A new connection for each look: rt reconnects on gRPC's back-off
+	// (up to 2 s), which dated containerd's return up to that much late.
+	// rt must answer too: the invariants are read through it.
+	for _, list := range []func() error{func() error { return answers(ctx, endpoint) }, func() error {
+		_, err := rt.ListPodSandbox(ctx, nil)
+		return err
+	}} {
+		for {
+			err := list()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return up, fmt.Errorf("containerd %d not answering 60s after its start: %w", pid, err)
+			}
+			if err := sleep(ctx, 20*time.Millisecond); err != nil {
+				return up, err
+			}
 		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
+		if up.IsZero() {
+			up = time.Now()
 		}
 	}
+	return up, nil
+}
+
+// answers lists the sandboxes of the runtime at endpoint on a connection
+// of its own.
+func answers(ctx context.Context, endpoint string) error {
+	c, err := cri.Dial(ctx, "unix://"+endpoint, "", time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.ListPodSandbox(ctx, nil)
+	return err
 }
 
 // benchContainers maps each of the suite's pods to its running container.

@@ -36,6 +36,7 @@ type podTimeline struct {
 	first     map[string]map[string]time.Time // pod → step → when
 	failures  map[string]int                  // pod → failed passes after up
 	reconnect time.Time
+	booted    time.Time // containerd's "successfully booted"
 }
 
 // newPodTimeline knows the pods' ids that existed before the outage;
@@ -92,6 +93,10 @@ func (t *podTimeline) readContainerd(r io.Reader) error {
 		}
 		at, err := time.Parse(time.RFC3339Nano, m[1])
 		if err != nil {
+			continue
+		}
+		if t.booted.IsZero() && strings.Contains(l, `msg="containerd successfully booted`) {
+			t.booted = at
 			continue
 		}
 		if m := ctrdRun.FindStringSubmatch(l); m != nil {
