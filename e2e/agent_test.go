@@ -6,18 +6,15 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +22,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/podline/podline/cri"
+	"github.com/podline/podline/internal/podtest"
 )
 
 const nodeName = "e2e"
@@ -108,7 +106,7 @@ type agent struct {
 	cgroup    string
 	port      int
 	cmd       *exec.Cmd
-	out       *syncBuffer
+	out       *podtest.LogBuffer
 	done      chan struct{}
 	extra     []string
 }
@@ -139,7 +137,7 @@ func startAgent(t *testing.T, extra ...string) *agent {
 
 func (a *agent) start() {
 	a.t.Helper()
-	a.out = &syncBuffer{}
+	a.out = &podtest.LogBuffer{}
 	a.done = make(chan struct{})
 	a.cmd = exec.Command(podlineBin,
 		"--container-runtime-endpoint", endpoint,
@@ -347,26 +345,6 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
-
-// syncBuffer collects a process's output for assertions and failure logs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
 
 // readLog returns a container's CRI log for its attempt.
 func (a *agent) readLog(p *v1.Pod, container string, attempt int) string {

@@ -34,6 +34,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
+
+	"github.com/podline/podline/internal/podtest"
 )
 
 // servingNode is a cluster node whose port 10250 the API server reaches:
@@ -288,7 +290,7 @@ func TestClusterKubectlAttachAndPortForward(t *testing.T) {
 
 	local := freePort(t)
 	pf := exec.CommandContext(ctx, n.cp.kubectl, "--kubeconfig", n.cp.kubeconfig, "-n", n.name, "port-forward", "pod/web", fmt.Sprintf("%d:8080", local))
-	var pfOut syncBuffer
+	var pfOut podtest.LogBuffer
 	pf.Stdout, pf.Stderr = &pfOut, &pfOut
 	if err := pf.Start(); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/cri"
+	"github.com/podline/podline/internal/podtest"
 )
 
 // nodeLabel is set with --node-labels on every test node; pods pin
@@ -97,7 +98,7 @@ func loadControlPlane() (*controlPlane, error) {
 func (c *controlPlane) run(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(c.script, args...)
-	var stderr syncBuffer
+	var stderr podtest.LogBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

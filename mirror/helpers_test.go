@@ -1,12 +1,10 @@
 package mirror
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/podline/podline/internal/podtest"
 	"github.com/podline/podline/sources"
 )
 
@@ -33,7 +32,7 @@ type env struct {
 	cs      *fake.Clientset
 	m       *Manager
 	nodeUID atomic.Value // types.UID
-	logs    *syncBuffer
+	logs    *podtest.LogBuffer
 	uids    atomic.Int64
 	// refuse, if set, fails creates in namespaces it returns true for.
 	refuse atomic.Pointer[func(ns string) bool]
@@ -41,7 +40,7 @@ type env struct {
 
 func newEnv(t *testing.T, objs ...runtime.Object) *env {
 	t.Helper()
-	e := &env{t: t, cs: fake.NewClientset(objs...), logs: &syncBuffer{}}
+	e := &env{t: t, cs: fake.NewClientset(objs...), logs: &podtest.LogBuffer{}}
 	e.nodeUID.Store(types.UID("node-uid"))
 	e.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*v1.Pod).DeepCopy()
@@ -155,27 +154,4 @@ func staticPod(name, hash string) *v1.Pod {
 
 func update(op sources.Op, pods ...*v1.Pod) sources.Update {
 	return sources.Update{Op: op, Source: sources.FileSource, Pods: pods}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) count(s string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.Count(b.buf.String(), s)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

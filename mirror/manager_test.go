@@ -202,7 +202,7 @@ func TestManagerRetries(t *testing.T) {
 		}
 	}
 	e.expectRequests("create kube-system/etcd-node1", "create kube-system/etcd-node1", "create kube-system/etcd-node1")
-	if n := e.logs.count("cannot create mirror pod"); n != 1 {
+	if n := e.logs.Count("cannot create mirror pod"); n != 1 {
 		t.Fatalf("failure logged %d times, want once", n)
 	}
 	e.refuse.Store(nil)
@@ -230,7 +230,7 @@ func TestManagerNameTaken(t *testing.T) {
 	e.reconcile()
 	// etcd: the create finds our mirror and adopts it; web: a regular pod.
 	e.expectRequests("create kube-system/etcd-node1", "create kube-system/web-node1")
-	if e.logs.count(errNotMirror.Error()) != 1 {
+	if e.logs.Count(errNotMirror.Error()) != 1 {
 		t.Fatalf("logs: want the name conflict reported once")
 	}
 	if _, _, uid, ok := e.m.MirrorOf(staticPod("etcd", "h1")); !ok || uid != "ours-uid" {

@@ -1,41 +1,17 @@
 package pleg
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podline/podline/internal/podtest"
 )
-
-// lockedBuffer is a log sink the test reads while Run writes to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) lines(msg string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, l := range strings.Split(b.buf.String(), "\n") {
-		if strings.Contains(l, `msg="`+msg+`"`) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
 
 // A stream that comes back after it broke says so at INFO, once per
 // outage and with how long it was down; the first connection and the
@@ -49,14 +25,14 @@ func TestCRIEventsLogsReconnect(t *testing.T) {
 		{end: io.EOF}, // back, breaks again
 		// then a stream that stays open
 	}}
-	var out lockedBuffer
+	var out podtest.LogBuffer
 	log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s := NewCRIEvents(rt, NewCache(), func(types.UID) {}, func(context.Context) error { return nil }, log)
 	s.minBackoff, s.maxBackoff = 1*ms, 2*ms
 
 	runEvents(t, s)
 	waitFor(t, "the last stream", 2*time.Second, func() bool { return rt.openCount() == 7 && s.Connected() })
-	got := out.lines("container event stream reconnected")
+	got := out.Lines("container event stream reconnected")
 	if len(got) != 2 {
 		t.Fatalf("%d reconnect lines, want 2 (two outages after the first connection):\n%s", len(got), strings.Join(got, "\n"))
 	}
@@ -65,7 +41,7 @@ func TestCRIEventsLogsReconnect(t *testing.T) {
 			t.Fatalf("reconnect line %q: want level INFO and the time it was down", l)
 		}
 	}
-	if n := len(out.lines("container event stream connected")); n != 0 {
+	if n := len(out.Lines("container event stream connected")); n != 0 {
 		t.Fatalf("the first connection logged at INFO %d times, want only at debug", n)
 	}
 }

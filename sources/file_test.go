@@ -9,6 +9,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/internal/podtest"
 )
 
 type fileHarness struct {
@@ -16,7 +18,7 @@ type fileHarness struct {
 	dir  string
 	m    *Merger
 	src  *ManifestPath
-	logs *syncBuffer
+	logs *podtest.LogBuffer
 }
 
 func newFileHarness(t *testing.T, path string, period time.Duration) *fileHarness {

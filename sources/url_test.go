@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/podline/podline/internal/podtest"
 )
 
 // manifestServer serves whatever status and body the test sets, and records
@@ -38,7 +40,7 @@ func (s *manifestServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte(s.body))
 }
 
-func newURLHarness(t *testing.T, header http.Header, period time.Duration) (*manifestServer, *URLSource, *Merger, *syncBuffer) {
+func newURLHarness(t *testing.T, header http.Header, period time.Duration) (*manifestServer, *URLSource, *Merger, *podtest.LogBuffer) {
 	t.Helper()
 	srv := &manifestServer{status: http.StatusOK}
 	hs := httptest.NewServer(srv)

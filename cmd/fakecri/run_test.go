@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,25 +19,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/cri/fake"
+	"github.com/podline/podline/internal/podtest"
 )
-
-// lockedBuffer is the process's stderr, written by run and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRun starts the command on temporary sockets, drives a container
 // through CRI and the control listener, and stops it as SIGTERM would.
@@ -58,7 +40,7 @@ func TestRun(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr podtest.LogBuffer // written by run, read by the test
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--listen", sock, "--control", control, "--zero-latency",

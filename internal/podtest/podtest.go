@@ -1,5 +1,6 @@
-// Package podtest builds the desired pods that the unit tests of the pure
-// pod functions (podspec/, stages/) reason about. Tests only.
+// Package podtest holds what tests share: the desired pods that the unit
+// tests of the pure pod functions (podspec/, stages/) reason about, and a
+// buffer for logs written while a test reads them. Tests only.
 package podtest
 
 import (
