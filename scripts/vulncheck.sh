@@ -6,7 +6,10 @@
 # govulncheck is built from the Go module proxy into the cache (pinned,
 # stamped per version, like the runtime's binaries). It needs its
 # vulnerability database: https://vuln.go.dev, or a copy named by
-# GOVULNDB (a URL or file:///path, as govulncheck's -db takes it).
+# GOVULNDB (a URL or file:///path, as govulncheck's -db takes it). Where
+# vuln.go.dev cannot be reached and GOVULNDB is not given, the database is
+# made from the reports the Go module proxy serves (golang.org/x/vulndb),
+# cached under $PODLINE_CACHE/vulndb.
 #
 # Exit status:
 #   0  no vulnerability reachable from podline's code, or the database could
@@ -22,8 +25,15 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 GOVULNCHECK_VERSION=${GOVULNCHECK_VERSION:-v1.9.0}
+# The reports behind vuln.go.dev, as the Go module proxy serves them: the
+# database when vuln.go.dev itself cannot be reached (pinned; raise it to
+# see newer reports).
+VULNDB_VERSION=${VULNDB_VERSION:-v0.0.0-20261105234957-e22db6528018}
+db_given=${GOVULNDB:+1}
 GOVULNDB=${GOVULNDB:-https://vuln.go.dev}
-bin_dir=$PODLINE_CACHE/govulncheck/$GOVULNCHECK_VERSION/bin
+# Per Go version too: govulncheck loads the packages with the Go it was
+# built with, and one older than the toolchain refuses newer sources.
+bin_dir=$PODLINE_CACHE/govulncheck/$GOVULNCHECK_VERSION-$(go env GOVERSION)/bin
 govulncheck=$bin_dir/govulncheck
 
 if [[ ! -x $govulncheck ]]; then
@@ -39,6 +49,27 @@ db_reachable() {
 	*) curl -fsS --max-time 15 -o /dev/null "$GOVULNDB/index/db.json" 2>/dev/null ;;
 	esac
 }
+# proxy_db lays golang.org/x/vulndb@VULNDB_VERSION's reports out as a
+# database under the cache (scripts/vulndb) and points GOVULNDB at it.
+proxy_db() {
+	local dir=$PODLINE_CACHE/vulndb/$VULNDB_VERSION src stamp
+	if [[ ! -f $dir/index/db.json ]]; then
+		src=$(cd / && go mod download -json "golang.org/x/vulndb@$VULNDB_VERSION" 2>/dev/null |
+			sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') || return 1
+		[[ -n $src && -d $src/data/osv ]] || return 1
+		# A pseudo-version's time stands for the reports' own, which the
+		# repository leaves empty.
+		stamp=$(sed -E 's/^v[0-9.]+-([0-9]{4})([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{2})-.*/\1-\2-\3T\4:\5:\6Z/' <<<"$VULNDB_VERSION")
+		rm -rf "$dir.tmp"
+		(cd "$PODLINE_SCRIPTS/.." && go run ./scripts/vulndb -osv "$src/data/osv" -out "$dir.tmp" -modified "$stamp") >&2 || return 1
+		rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	fi
+	GOVULNDB=file://$dir
+}
+if ! db_reachable && [[ -z $db_given ]]; then
+	log "$GOVULNDB cannot be reached; using golang.org/x/vulndb@$VULNDB_VERSION from the Go module proxy"
+	proxy_db || log "cannot fetch golang.org/x/vulndb@$VULNDB_VERSION either"
+fi
 if ! db_reachable; then
 	log "NOT CHECKED: the vulnerability database $GOVULNDB cannot be reached from this machine."
 	log "Give a reachable copy with GOVULNDB=file:///path (or a mirror URL) to check."
