@@ -44,6 +44,8 @@ BUSYBOX_IMAGE=docker.io/library/busybox:1.36
 
 # Our binaries first so the v2 shim and our runc win over any Debian ones.
 export PATH="$PODLINE_BIN:/usr/local/go/bin:$PATH"
+# The Go podline is built and checked with (see the Makefile).
+export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 export CONTAINER_RUNTIME_ENDPOINT="unix://$CONTAINERD_SOCK"
 export IMAGE_SERVICE_ENDPOINT="unix://$CONTAINERD_SOCK"
 
