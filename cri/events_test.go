@@ -56,16 +56,11 @@ func TestContainerEventsOpenWaitsForTheRuntime(t *testing.T) {
 
 // An open waiting for the runtime ends with its context.
 func TestContainerEventsOpenEndsWithContext(t *testing.T) {
-	sock, srv := fake.Listen(t, fake.Options{})
-	c, err := Dial(testCtx(t), "unix://"+sock, "", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c, srv := dialFake(t, fake.Options{}, time.Second)
 	stopRuntime(t, c, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	_, err = c.ContainerEvents(ctx)
+	_, err := c.ContainerEvents(ctx)
 	if err == nil || !strings.HasPrefix(err.Error(), "GetContainerEvents") || !(errors.Is(err, ErrDeadline) || errors.Is(err, ErrCanceled)) {
 		t.Fatalf("open with the runtime gone: %v, want GetContainerEvents ... deadline exceeded", err)
 	}
