@@ -259,8 +259,10 @@ func handoff(b *testing.B, q StageQueue[int], window, prod, cons, work int) {
 	b.ReportAllocs()
 	ctx := context.Background()
 	gate := make(chan struct{}, window)
+	var refused atomic.Int64
 	put := func(v int) {
 		if !q.TryPut(v) {
+			refused.Add(1)
 			if err := q.Put(ctx, v); err != nil {
 				panic(err)
 			}
@@ -315,6 +317,9 @@ func handoff(b *testing.B, q StageQueue[int], window, prod, cons, work int) {
 		put(0)
 	}
 	cw.Wait()
+	// A refusal costs the Put fallback (a yield, perhaps a park): the
+	// pipeline counts them as podline_pipeline_queue_waits_total.
+	b.ReportMetric(float64(refused.Load())/float64(b.N), "refusals/op")
 	if sink.Load() == 42 {
 		b.Log("unreachable; keeps the local work alive")
 	}
