@@ -52,7 +52,7 @@ func parseFlags(args []string) (*config, error) {
 	c := &config{cgroupRoot: "/podline-bench"}
 	fs := flag.NewFlagSet("eventplane", flag.ContinueOnError)
 	fs.StringVar(&c.podline, "podline", "", "podline binary to measure; default: `go build` of ./cmd/podline in the repository")
-	fs.StringVar(&c.endpoint, "endpoint", "", "CRI endpoint; default $CONTAINER_RUNTIME_ENDPOINT or unix:///run/podline-dev/containerd.sock")
+	fs.StringVar(&c.endpoint, "endpoint", "", "CRI endpoint; default $CONTAINER_RUNTIME_ENDPOINT or the harness containerd's socket ($PODLINE_RUN, /run/podline-dev)")
 	modes := fs.String("modes", "events,relist", "podline --pleg modes to compare, in order")
 	fs.IntVar(&c.exitPods, "exit-pods", 40, "K: pods whose main process is killed, one at a time, per mode")
 	idle := fs.String("idle-pods", "30,100", "N: running pod counts at which idle cost is measured")
@@ -63,7 +63,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.pollSleep, "poll-sleep", 0, "sleep between /pods polls while waiting for an exit (0: back to back)")
 	fs.StringVar(&c.out, "out", "", "JSON results file (the Markdown table goes next to it, .md); default bench/results/<date>-<hostname>/eventplane.json (eventplane-quick.json with -quick)")
 	fs.StringVar(&c.repo, "repo", "", "podline repository; default: the module around the working directory")
-	fs.StringVar(&c.containerdP, "containerd-pid-file", "/run/podline-dev/containerd.pid", "pid file of the harness containerd")
+	fs.StringVar(&c.containerdP, "containerd-pid-file", repo.HarnessPidFile(), "pid file of the harness containerd")
 	fs.StringVar(&c.rerender, "rerender", "", "only rewrite the Markdown next to this results JSON from it (no measurement)")
 	quick := fs.Bool("quick", false, "short run: -exit-pods=10 -idle-pods=10 -idle-window=5s unless given")
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +105,7 @@ func parseFlags(args []string) (*config, error) {
 		c.endpoint = os.Getenv("CONTAINER_RUNTIME_ENDPOINT")
 	}
 	if c.endpoint == "" {
-		c.endpoint = "unix:///run/podline-dev/containerd.sock"
+		c.endpoint = "unix://" + repo.HarnessSocket()
 	}
 	if c.repo == "" {
 		var err error
