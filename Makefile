@@ -88,9 +88,11 @@ fuzz:
 # End-to-end: the podline binary against the real containerd + runc, an
 # image registry on loopback and, for the cluster tests, a real etcd +
 # kube-apiserver + scheduler + controller-manager (each started for the
-# tests and stopped after, unless it already ran).
+# tests and stopped after, unless it already ran). scripts/e2e.sh runs the
+# TestCluster* tests last, so that the others do not wait for the control
+# plane's build on a fresh machine.
 test-e2e:
-	scripts/with-runtime.sh scripts/with-registry.sh scripts/with-controlplane.sh $(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/
+	GO=$(GO) scripts/with-runtime.sh scripts/with-registry.sh scripts/e2e.sh
 
 # bench: the suite in bench/: density (100/1,000/10,000 pods), idle, churn,
 # real containerd, the --queue/--pleg ablations and the upstream kubelet side

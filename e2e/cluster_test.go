@@ -8,7 +8,9 @@ package e2e
 // node, with a node identity (system:node:<name>) of its own, a namespace
 // of the same name for its API pods, and leaves neither behind. Without
 // PODLINE_CONTROLPLANE they skip, so the standalone e2e tests still run
-// under scripts/with-runtime.sh alone; `make test-e2e` always sets it.
+// under scripts/with-runtime.sh alone; `make test-e2e` runs them after the
+// others, with the control plane (scripts/e2e.sh), so their names start
+// with TestCluster.
 
 import (
 	"context"
@@ -60,6 +62,10 @@ var (
 
 func needControlPlane(t *testing.T) *controlPlane {
 	t.Helper()
+	if os.Getenv("PODLINE_E2E_PHASE") == "runtime" {
+		// scripts/e2e.sh runs only TestCluster* with the control plane.
+		t.Fatal("this test needs the control plane: its name must start with TestCluster (scripts/e2e.sh)")
+	}
 	if os.Getenv("PODLINE_CONTROLPLANE") == "" {
 		t.Skip("no control plane: run under scripts/with-controlplane.sh (make test-e2e does)")
 	}

@@ -132,7 +132,7 @@ func TestHookFailedPostStartRestarts(t *testing.T) {
 
 // Against an API server: the events of a failed postStart (warning, then
 // the kill) and of a failed preStop, without the hooks' output.
-func TestHookEventsInCluster(t *testing.T) {
+func TestClusterHookEvents(t *testing.T) {
 	n := startNode(t)
 	n.waitReady(60 * time.Second)
 	p := n.apiPod("hookfail", "while true; do sleep 1; done")
