@@ -366,3 +366,91 @@ func BenchmarkStageWake(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStageChain is the pipeline's shape end to end: a pass takes a
+// place in the window (a buffered channel, as Pipeline.gate) from one of
+// two producers (the source dispatcher and the retry queue), crosses the
+// five stage queues of a first start, each taken by its stage's
+// DefaultWorkers workers with work units of local work, and gives its
+// place back after the status stage. StageHandoff pays the window at every
+// queue; a pass pays it once for five queues, as here. ns/op is one pass.
+//
+//	go test -run='^$' -bench='StageChain' -cpu=2 -count=5 ./stages/
+func BenchmarkStageChain(b *testing.B) {
+	for _, work := range []int{0, 1000} {
+		for _, k := range QueueKinds() {
+			b.Run(fmt.Sprintf("work=%d/queue=%s", work, k), func(b *testing.B) {
+				chain(b, k, 1024, work)
+			})
+		}
+	}
+}
+
+func chain(b *testing.B, k QueueKind, window, work int) {
+	b.ReportAllocs()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate := make(chan struct{}, window)
+	var qs [NumStages]StageQueue[int]
+	for s := range qs {
+		qs[s] = newStageQueue[int](k, window)
+	}
+	var refused atomic.Int64
+	put := func(q StageQueue[int], v int) {
+		if !q.TryPut(v) {
+			refused.Add(1)
+			if err := q.Put(ctx, v); err != nil {
+				panic(err)
+			}
+		}
+	}
+	var passed, sink atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for s := StageID(0); s < NumStages; s++ {
+		for range DefaultWorkers[s] {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				foo := 0
+				defer func() { sink.Add(int64(foo)) }()
+				for {
+					v, err := qs[s].Take(ctx)
+					if err != nil {
+						return
+					}
+					foo = localWork(foo, work)
+					if s+1 < NumStages {
+						put(qs[s+1], v)
+						continue
+					}
+					<-gate
+					if passed.Add(1) == int64(b.N) {
+						close(done)
+					}
+				}
+			}()
+		}
+	}
+	b.ResetTimer()
+	var claimed atomic.Int64
+	for range 2 {
+		go func() {
+			for {
+				if claimed.Add(1) > int64(b.N) {
+					return
+				}
+				gate <- struct{}{}
+				put(qs[StageAdmit], 1)
+			}
+		}()
+	}
+	<-done
+	b.StopTimer()
+	b.ReportMetric(float64(refused.Load())/float64(b.N), "refusals/op")
+	cancel()
+	wg.Wait()
+	if sink.Load() == 42 {
+		b.Log("unreachable; keeps the local work alive")
+	}
+}
