@@ -259,15 +259,8 @@ func handoff(b *testing.B, q StageQueue[int], window, prod, cons, work int) {
 	b.ReportAllocs()
 	ctx := context.Background()
 	gate := make(chan struct{}, window)
-	var refused atomic.Int64
-	put := func(v int) {
-		if !q.TryPut(v) {
-			refused.Add(1)
-			if err := q.Put(ctx, v); err != nil {
-				panic(err)
-			}
-		}
-	}
+	var refused refusals
+	put := func(v int) { refused.put(ctx, q, v) }
 	var claimed atomic.Int64
 	var sink atomic.Int64
 	var pw, cw sync.WaitGroup
@@ -317,12 +310,29 @@ func handoff(b *testing.B, q StageQueue[int], window, prod, cons, work int) {
 		put(0)
 	}
 	cw.Wait()
-	// A refusal costs the Put fallback (a yield, perhaps a park): the
-	// pipeline counts them as podline_pipeline_queue_waits_total.
-	b.ReportMetric(float64(refused.Load())/float64(b.N), "refusals/op")
+	refused.report(b)
 	if sink.Load() == 42 {
 		b.Log("unreachable; keeps the local work alive")
 	}
+}
+
+// refusals hands items on as Pipeline.enqueue does, TryPut and then Put,
+// and counts the TryPuts refused. A refusal costs the Put fallback (a
+// yield, perhaps a park); the pipeline counts them as
+// podline_pipeline_queue_waits_total.
+type refusals struct{ n atomic.Int64 }
+
+func (r *refusals) put(ctx context.Context, q StageQueue[int], v int) {
+	if !q.TryPut(v) {
+		r.n.Add(1)
+		if err := q.Put(ctx, v); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (r *refusals) report(b *testing.B) {
+	b.ReportMetric(float64(r.n.Load())/float64(b.N), "refusals/op")
 }
 
 // BenchmarkStageWake is the hand-off to a stage whose workers are all
@@ -395,15 +405,8 @@ func chain(b *testing.B, k QueueKind, window, work int) {
 	for s := range qs {
 		qs[s] = newStageQueue[int](k, window)
 	}
-	var refused atomic.Int64
-	put := func(q StageQueue[int], v int) {
-		if !q.TryPut(v) {
-			refused.Add(1)
-			if err := q.Put(ctx, v); err != nil {
-				panic(err)
-			}
-		}
-	}
+	var refused refusals
+	put := func(q StageQueue[int], v int) { refused.put(ctx, q, v) }
 	var passed, sink atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -447,7 +450,7 @@ func chain(b *testing.B, k QueueKind, window, work int) {
 	}
 	<-done
 	b.StopTimer()
-	b.ReportMetric(float64(refused.Load())/float64(b.N), "refusals/op")
+	refused.report(b)
 	cancel()
 	wg.Wait()
 	if sink.Load() == 42 {
