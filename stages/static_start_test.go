@@ -201,45 +201,55 @@ func (h *harness) watchName(name string) *nameWatch {
 	w := &nameWatch{done: make(chan struct{}), obs: nameObservations{
 		lastAlive: make(map[string]time.Time), created: make(map[string]time.Time)}}
 	sel := map[string]string{cri.LabelPodName: name}
-	ctx := context.Background()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		for {
 			select {
 			case <-w.done:
+				// One more listing once stopped: the one running when
+				// stop was called may have listed the sandboxes before a
+				// start the test already waited for, and its containers
+				// after it.
+				w.observe(h, sel)
 				return
 			default:
 			}
-			began := time.Now()
-			sbs, err := h.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
-			if err != nil {
-				continue
-			}
-			ctrs, err := h.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
-			if err != nil {
-				continue
-			}
-			w.obs.maxSandboxes = max(w.obs.maxSandboxes, len(sbs))
-			for _, sb := range sbs {
-				uid := cri.PodUIDOf(sb.Labels)
-				if at := time.Unix(0, sb.CreatedAt); at.After(w.obs.created[uid]) {
-					w.obs.created[uid] = at
-				}
-				if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
-					w.obs.lastAlive[uid] = began
-				}
-			}
-			for _, c := range ctrs {
-				if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
-					w.obs.lastAlive[cri.PodUIDOf(c.Labels)] = began
-				}
-			}
+			w.observe(h, sel)
 			time.Sleep(time.Millisecond)
 		}
 	}()
 	h.t.Cleanup(func() { w.stop() })
 	return w
+}
+
+// observe lists the sandboxes and containers of the name once.
+func (w *nameWatch) observe(h *harness, sel map[string]string) {
+	ctx := context.Background()
+	began := time.Now()
+	sbs, err := h.rt.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: sel})
+	if err != nil {
+		return
+	}
+	ctrs, err := h.rt.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: sel})
+	if err != nil {
+		return
+	}
+	w.obs.maxSandboxes = max(w.obs.maxSandboxes, len(sbs))
+	for _, sb := range sbs {
+		uid := cri.PodUIDOf(sb.Labels)
+		if at := time.Unix(0, sb.CreatedAt); at.After(w.obs.created[uid]) {
+			w.obs.created[uid] = at
+		}
+		if sb.State == runtimeapi.PodSandboxState_SANDBOX_READY {
+			w.obs.lastAlive[uid] = began
+		}
+	}
+	for _, c := range ctrs {
+		if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+			w.obs.lastAlive[cri.PodUIDOf(c.Labels)] = began
+		}
+	}
 }
 
 func (w *nameWatch) stop() nameObservations {
