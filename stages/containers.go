@@ -85,7 +85,7 @@ func (s *ContainerStage) Handle(w *Work) Outcome {
 	for name, wait := range plan.Waiting {
 		if wait.Reason == ReasonCrashLoopBackOff {
 			recorderOr(s.Events).PodEvent(pod, name, v1.EventTypeWarning, "BackOff",
-				fmt.Sprintf("Back-off restarting failed container %s in pod %s", name, podRef(pod)))
+				fmt.Sprintf("Back-off restarting failed container %s in pod %s", name, kubeletPodName(pod)))
 		}
 	}
 	w.RequeueAfter(plan.RetryAfter)

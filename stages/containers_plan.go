@@ -184,7 +184,7 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, probe
 		spec := &pod.Spec.InitContainers[i]
 		c := rt.LatestIn(sandboxID, spec.Name)
 		if isSidecar(spec) {
-			keepSidecar(spec, c, rt, crash, now, plan)
+			keepSidecar(pod, spec, c, rt, crash, now, plan)
 			// The next init container waits for this one to start; one
 			// that already ran is past that wait, even if this one has
 			// exited since.
@@ -206,7 +206,7 @@ func planInit(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, probe
 				stopSidecars(pod, rt, sandboxID, reasonInitFailed, plan)
 				return false
 			}
-			restartAfterBackoff(spec, c, rt, true, crash, now, plan)
+			restartAfterBackoff(pod, spec, c, rt, true, crash, now, plan)
 			return false
 		case c.State == pleg.ContainerCreated:
 			replaceCreated(spec, c, true, plan)
@@ -257,7 +257,7 @@ func planApp(pod *v1.Pod, spec *v1.Container, rt *pleg.Pod, sandboxID string, cr
 		plan.wait(spec.Name, "ContainerCreating", "")
 	case c.State == pleg.ContainerExited:
 		if shouldRestart(pod.Spec.RestartPolicy, c.ExitCode) {
-			restartAfterBackoff(spec, c, rt, false, crash, now, plan)
+			restartAfterBackoff(pod, spec, c, rt, false, crash, now, plan)
 		}
 	}
 }
@@ -268,14 +268,14 @@ const ReasonCrashLoopBackOff = "CrashLoopBackOff"
 
 // restartAfterBackoff restarts an exited container now, or records the
 // CrashLoopBackOff wait and when to come back.
-func restartAfterBackoff(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, init bool, crash *Backoff, now time.Time, plan *ContainerPlan) {
+func restartAfterBackoff(pod *v1.Pod, spec *v1.Container, c *pleg.Container, rt *pleg.Pod, init bool, crash *Backoff, now time.Time, plan *ContainerPlan) {
 	finished := c.FinishedAt
 	if finished.IsZero() {
 		finished = now
 	}
 	if rem := crash.Remaining(spec.Name, finished, now); rem > 0 {
 		plan.wait(spec.Name, ReasonCrashLoopBackOff,
-			fmt.Sprintf("back-off %s restarting failed container=%s", crash.Delay(spec.Name), spec.Name))
+			fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", crash.Delay(spec.Name), spec.Name, kubeletPodName(pod)))
 		plan.retryIn(rem)
 		return
 	}

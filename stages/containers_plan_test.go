@@ -179,7 +179,7 @@ func TestPlanContainersCrashLoopBackOff(t *testing.T) {
 	rt := rtPod(sb, rtExited("c1", "sb1", "app", 1, 1, exitedAt))
 	loop := func(delay string) map[string]Waiting {
 		return map[string]Waiting{"app": {Reason: "CrashLoopBackOff",
-			Message: "back-off " + delay + " restarting failed container=app"}}
+			Message: "back-off " + delay + " restarting failed container=app pod=web_default(uid-web)"}}
 	}
 
 	f("inside the back-off: wait, and come back when it expires",
@@ -207,8 +207,8 @@ func TestPlanContainersCrashLoopBackOff(t *testing.T) {
 		[]time.Time{baseTime}, baseTime.Add(9*time.Second),
 		planSummary{
 			Waiting: map[string]Waiting{
-				"a": {Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=a"},
-				"b": {Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=b"},
+				"a": {Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=a pod=web_default(uid-web)"},
+				"b": {Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=b pod=web_default(uid-web)"},
 			},
 			RetryAfter: 3 * time.Second,
 		})
@@ -310,7 +310,7 @@ func TestPlanContainersInit(t *testing.T) {
 	f("first failed inside its back-off: CrashLoopBackOff", always,
 		rtPod(sb, rtExited("i1", "sb1", "first", 1, 1, now.Add(-time.Second))), crash, planSummary{
 			Waiting: map[string]Waiting{
-				"first": {Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=first"},
+				"first": {Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container=first pod=web_default(uid-web)"},
 				"a":     {Reason: "PodInitializing"}, "b": {Reason: "PodInitializing"},
 			},
 			RetryAfter: 9 * time.Second,

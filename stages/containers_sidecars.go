@@ -45,12 +45,12 @@ func sidecarStarted(c *pleg.Container, probes ProbeState) bool {
 // has no instance there, restart it after the crash back-off when it
 // exited (a sidecar never completes), and replace an instance that was
 // created but never started or runs an outdated spec.
-func keepSidecar(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, crash *Backoff, now time.Time, plan *ContainerPlan) {
+func keepSidecar(pod *v1.Pod, spec *v1.Container, c *pleg.Container, rt *pleg.Pod, crash *Backoff, now time.Time, plan *ContainerPlan) {
 	switch {
 	case c == nil:
 		plan.Start = append(plan.Start, StartAction{Spec: spec, Init: true, Attempt: nextAttempt(rt, spec.Name)})
 	case c.State == pleg.ContainerExited:
-		restartAfterBackoff(spec, c, rt, true, crash, now, plan)
+		restartAfterBackoff(pod, spec, c, rt, true, crash, now, plan)
 	case c.State == pleg.ContainerCreated:
 		replaceCreated(spec, c, true, plan)
 	case c.State == pleg.ContainerRunning && podspec.SpecChanged(c.Hash, spec):
@@ -63,7 +63,7 @@ func keepSidecar(spec *v1.Container, c *pleg.Container, rt *pleg.Pod, crash *Bac
 func keepSidecars(pod *v1.Pod, rt *pleg.Pod, sandboxID string, crash *Backoff, now time.Time, plan *ContainerPlan) {
 	for i := range pod.Spec.InitContainers {
 		if spec := &pod.Spec.InitContainers[i]; isSidecar(spec) {
-			keepSidecar(spec, rt.LatestIn(sandboxID, spec.Name), rt, crash, now, plan)
+			keepSidecar(pod, spec, rt.LatestIn(sandboxID, spec.Name), rt, crash, now, plan)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func TestPlanContainersSidecars(t *testing.T) {
 	creating := map[string]Waiting{"app": {Reason: "ContainerCreating"}}
 	loop := func(name string, extra map[string]Waiting) map[string]Waiting {
 		m := map[string]Waiting{name: {Reason: ReasonCrashLoopBackOff,
-			Message: "back-off 10s restarting failed container=" + name}}
+			Message: "back-off 10s restarting failed container=" + name + " pod=web_default(uid-web)"}}
 		for k, v := range extra {
 			m[k] = v
 		}

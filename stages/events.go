@@ -22,7 +22,11 @@ type noRecorder struct{}
 
 func (noRecorder) PodEvent(*v1.Pod, string, string, string, string) {}
 
-// podRef names a pod as events do: namespace/name(uid).
-func podRef(pod *v1.Pod) string {
-	return pod.Namespace + "/" + pod.Name + "(" + string(pod.UID) + ")"
+// kubeletPodName names a pod as the kubelet's messages and events do:
+// name_namespace(uid).
+func kubeletPodName(pod *v1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Name + "_" + pod.Namespace + "(" + string(pod.UID) + ")"
 }

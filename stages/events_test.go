@@ -91,5 +91,5 @@ func TestCrashLoopReportsBackOff(t *testing.T) {
 	h := newHarness(t, harnessOpts{events: log})
 	pod := testPod("crash", withEnv("FAKE_EXIT_AFTER", "1ms"))
 	h.pipe.Upsert(pod)
-	log.wait(t, "crash Warning BackOff app: Back-off restarting failed container app in pod default/crash(uid-crash)")
+	log.wait(t, "crash Warning BackOff app: Back-off restarting failed container app in pod crash_default(uid-crash)")
 }

@@ -189,12 +189,3 @@ func sandboxNamed(rt *pleg.Pod, id string) *pleg.Sandbox {
 	}
 	return nil
 }
-
-// kubeletPodName names a pod as the kubelet's messages do:
-// name_namespace(uid).
-func kubeletPodName(pod *v1.Pod) string {
-	if pod == nil {
-		return ""
-	}
-	return pod.Name + "_" + pod.Namespace + "(" + string(pod.UID) + ")"
-}
