@@ -303,7 +303,7 @@ func TestSecurityProcMount(t *testing.T) {
 		}
 	}
 	p = a.waitRunningOrRefused("procmount", []string{"default", "explicit"}, []string{"unmasked"})
-	const refusal = "invalid container config: procMount Unmasked needs a user namespace of the pod's own (hostUsers: false), which podline does not create"
+	const refusal = "procMount Unmasked needs a user namespace of the pod's own (hostUsers: false), which podline does not create"
 	if got := waitingMessage(p, "unmasked"); got != refusal {
 		t.Errorf("unmasked: waiting message %q, want %q", got, refusal)
 	}

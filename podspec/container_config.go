@@ -11,10 +11,26 @@ import (
 	"github.com/podline/podline/cri"
 )
 
-// ErrConfig marks a container config that cannot be built from the spec
+// ErrConfig classes a container config that cannot be built from the spec
 // (an unresolvable reference, a subPath escaping its volume); the status
-// shows CreateContainerConfigError.
+// shows CreateContainerConfigError. errors.Is finds the class, but the
+// message is the cause's alone, as the kubelet's messages for that reason
+// are (`configmap "app" not found`): operators and their tools match them.
 var ErrConfig = errors.New("invalid container config")
+
+type configError struct{ cause error }
+
+func (e *configError) Error() string        { return e.cause.Error() }
+func (e *configError) Unwrap() error        { return e.cause }
+func (e *configError) Is(target error) bool { return target == ErrConfig }
+
+// ConfigError classes err as ErrConfig and keeps its message.
+func ConfigError(err error) error { return &configError{cause: err} }
+
+// configErrorf is fmt.Errorf classed as ErrConfig.
+func configErrorf(format string, args ...any) error {
+	return &configError{cause: fmt.Errorf(format, args...)}
+}
 
 // Instance is one container instance to build a config for.
 type Instance struct {
@@ -120,11 +136,11 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node, env []*runtime
 	for _, vm := range spec.VolumeMounts {
 		vol := findVolume(pod, vm.Name)
 		if vol == nil {
-			return nil, fmt.Errorf("%w: volumeMount %q: no volume of that name", ErrConfig, vm.Name)
+			return nil, configErrorf("volumeMount %q: no volume of that name", vm.Name)
 		}
 		host, ok := VolumeHostPath(node, pod, vol)
 		if !ok {
-			return nil, fmt.Errorf("%w: volume %q: unsupported volume type", ErrConfig, vm.Name)
+			return nil, configErrorf("volume %q: unsupported volume type", vm.Name)
 		}
 		if vm.SubPath != "" || vm.SubPathExpr != "" {
 			host, binds = binds[0].Target, binds[1:]
@@ -156,10 +172,10 @@ func recursiveReadOnly(vm *v1.VolumeMount) (bool, error) {
 		return false, nil
 	}
 	if !vm.ReadOnly {
-		return false, fmt.Errorf("%w: volumeMount %q: recursiveReadOnly may only be set with readOnly: true", ErrConfig, vm.Name)
+		return false, configErrorf("volumeMount %q: recursiveReadOnly may only be set with readOnly: true", vm.Name)
 	}
 	if m := vm.MountPropagation; m != nil && *m != v1.MountPropagationNone {
-		return false, fmt.Errorf("%w: volumeMount %q: recursiveReadOnly needs mountPropagation None", ErrConfig, vm.Name)
+		return false, configErrorf("volumeMount %q: recursiveReadOnly needs mountPropagation None", vm.Name)
 	}
 	switch *vm.RecursiveReadOnly {
 	case v1.RecursiveReadOnlyEnabled:
@@ -167,7 +183,7 @@ func recursiveReadOnly(vm *v1.VolumeMount) (bool, error) {
 	case v1.RecursiveReadOnlyIfPossible:
 		return false, nil
 	}
-	return false, fmt.Errorf("%w: volumeMount %q: unknown recursiveReadOnly %q", ErrConfig, vm.Name, *vm.RecursiveReadOnly)
+	return false, configErrorf("volumeMount %q: unknown recursiveReadOnly %q", vm.Name, *vm.RecursiveReadOnly)
 }
 
 func propagation(m *v1.MountPropagationMode) runtimeapi.MountPropagation {

@@ -56,7 +56,11 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []st
 		}
 		val, ok, err := envSourceValue(pod, spec, e.ValueFrom, objs, podIPs, node)
 		if err != nil {
-			return nil, fmt.Errorf("%w: env %s: %v", ErrConfig, e.Name, err)
+			if vf := e.ValueFrom; objs != nil && (vf.ConfigMapKeyRef != nil || vf.SecretKeyRef != nil) {
+				// The kubelet's words, which name the object and key.
+				return nil, ConfigError(err)
+			}
+			return nil, configErrorf("env %s: %v", e.Name, err)
 		}
 		if ok {
 			set(e.Name, val)
@@ -82,7 +86,7 @@ func envSourceValue(pod *v1.Pod, spec *v1.Container, vf *v1.EnvVarSource, objs *
 		val, err = resourceFieldValue(pod, spec, vf.ResourceFieldRef, node)
 		return val, err == nil, err
 	}
-	return keyRefValue(vf, objs)
+	return keyRefValue(pod.Namespace, vf, objs)
 }
 
 // resourceFieldValue reads the resources of the container the reference
@@ -130,18 +134,18 @@ func envFromData(ef *v1.EnvFromSource, objs *EnvObjects) (map[string][]byte, err
 		if opt {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: envFrom %s %q: configMaps and secrets need an API server", ErrConfig, kind, name)
+		return nil, configErrorf("envFrom %s %q: configMaps and secrets need an API server", kind, name)
 	}
 	data := from[name]
 	if data == nil && !opt {
-		return nil, fmt.Errorf("%w: envFrom: %s %q not found", ErrConfig, kind, name)
+		return nil, configErrorf("%s %q not found", kind, name)
 	}
 	return data, nil
 }
 
 // keyRefValue resolves a configMapKeyRef or secretKeyRef; ok is false when
 // an optional reference resolves to nothing.
-func keyRefValue(src *v1.EnvVarSource, objs *EnvObjects) (val string, ok bool, err error) {
+func keyRefValue(namespace string, src *v1.EnvVarSource, objs *EnvObjects) (val string, ok bool, err error) {
 	var kind, name, key string
 	var opt bool
 	var from map[string]map[string][]byte
@@ -179,7 +183,12 @@ func keyRefValue(src *v1.EnvVarSource, objs *EnvObjects) (val string, ok bool, e
 		if opt {
 			return "", false, nil
 		}
-		return "", false, fmt.Errorf("couldn't find key %s in %s %q", key, kind, name)
+		// The kubelet's words: the kind capitalized, namespace/name.
+		kindName := "ConfigMap"
+		if kind == "secret" {
+			kindName = "Secret"
+		}
+		return "", false, fmt.Errorf("couldn't find key %s in %s %s/%s", key, kindName, namespace, name)
 	}
 	return string(v), true, nil
 }

@@ -1,8 +1,6 @@
 package podspec
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -15,10 +13,10 @@ import (
 // ErrConfig and names the field.
 func CheckIsolation(pod *v1.Pod) error {
 	if rc := pod.Spec.RuntimeClassName; rc != nil && *rc != "" {
-		return fmt.Errorf("%w: spec.runtimeClassName %q: this node runs every pod in its default runtime handler and has no RuntimeClass support", ErrConfig, *rc)
+		return configErrorf("spec.runtimeClassName %q: this node runs every pod in its default runtime handler and has no RuntimeClass support", *rc)
 	}
 	if hu := pod.Spec.HostUsers; hu != nil && !*hu {
-		return fmt.Errorf("%w: spec.hostUsers: false: this node does not create user namespaces for pods", ErrConfig)
+		return configErrorf("spec.hostUsers: false: this node does not create user namespaces for pods")
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package podspec
 
 import (
-	"fmt"
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,12 +16,12 @@ func managedMounts(pod *v1.Pod, act Instance, podIPs []string, node *Node) ([]*r
 	// The hostname is checked for every container, whether it gets the
 	// hosts file or not: a pod whose hostname fails gets no container.
 	if _, _, err := PodHostname(pod, node.DNS.ClusterDomain); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+		return nil, ConfigError(err)
 	}
 	var out []*runtimeapi.Mount
 	if MountsHostsFile(pod, act.Spec, podIPs) {
 		if _, err := hostAliasEntries(pod.Spec.HostAliases); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+			return nil, ConfigError(err)
 		}
 		out = append(out, &runtimeapi.Mount{ContainerPath: EtcHosts, HostPath: HostsFilePath(node, pod.UID)})
 	}

@@ -1,7 +1,6 @@
 package podspec
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,14 +20,14 @@ func CheckContainerSecurity(pod *v1.Pod, spec *v1.Container) error {
 		csc = &v1.SecurityContext{}
 	}
 	if p := psc.SupplementalGroupsPolicy; p != nil && *p != v1.SupplementalGroupsPolicyMerge && *p != v1.SupplementalGroupsPolicyStrict {
-		return fmt.Errorf("%w: unsupported supplementalGroupsPolicy: %s", ErrConfig, *p)
+		return configErrorf("unsupported supplementalGroupsPolicy: %s", *p)
 	}
 	if p := firstSet(csc.SeccompProfile, psc.SeccompProfile); p != nil && p.Type == v1.SeccompProfileTypeLocalhost {
 		if p.LocalhostProfile == nil || *p.LocalhostProfile == "" {
-			return fmt.Errorf("%w: localhostProfile must be set if seccompProfile type is Localhost", ErrConfig)
+			return configErrorf("localhostProfile must be set if seccompProfile type is Localhost")
 		}
 		if !descendingPath(*p.LocalhostProfile) {
-			return fmt.Errorf("%w: seccompProfile localhostProfile %q must be a relative path without '..'", ErrConfig, *p.LocalhostProfile)
+			return configErrorf("seccompProfile localhostProfile %q must be a relative path without '..'", *p.LocalhostProfile)
 		}
 	}
 	if p := appArmorProfileOf(pod, spec); p != nil {
@@ -36,10 +35,10 @@ func CheckContainerSecurity(pod *v1.Pod, spec *v1.Container) error {
 		case v1.AppArmorProfileTypeRuntimeDefault, v1.AppArmorProfileTypeUnconfined:
 		case v1.AppArmorProfileTypeLocalhost:
 			if p.LocalhostProfile == nil {
-				return fmt.Errorf("%w: missing localhost apparmor profile name", ErrConfig)
+				return configErrorf("missing localhost apparmor profile name")
 			}
 		default:
-			return fmt.Errorf("%w: unknown apparmor profile type: %q", ErrConfig, p.Type)
+			return configErrorf("unknown apparmor profile type: %q", p.Type)
 		}
 	}
 	// An unmasked /proc is only safe in a user namespace of the pod's own
@@ -47,7 +46,7 @@ func CheckContainerSecurity(pod *v1.Pod, spec *v1.Container) error {
 	// podline runs every pod in the host's: root in the container could
 	// write /proc/sysrq-trigger.
 	if csc.ProcMount != nil && *csc.ProcMount == v1.UnmaskedProcMount {
-		return fmt.Errorf("%w: procMount Unmasked needs a user namespace of the pod's own (hostUsers: false), which podline does not create", ErrConfig)
+		return configErrorf("procMount Unmasked needs a user namespace of the pod's own (hostUsers: false), which podline does not create")
 	}
 	return nil
 }

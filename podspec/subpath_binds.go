@@ -34,11 +34,11 @@ func SubPathBinds(pod *v1.Pod, spec *v1.Container, node *Node, envs []*runtimeap
 		}
 		vol := findVolume(pod, vm.Name)
 		if vol == nil {
-			return nil, fmt.Errorf("%w: volumeMount %q: no volume of that name", ErrConfig, vm.Name)
+			return nil, configErrorf("volumeMount %q: no volume of that name", vm.Name)
 		}
 		base, ok := VolumeHostPath(node, pod, vol)
 		if !ok {
-			return nil, fmt.Errorf("%w: volume %q: unsupported volume type", ErrConfig, vm.Name)
+			return nil, configErrorf("volume %q: unsupported volume type", vm.Name)
 		}
 		b := SubPathBind{Mount: vm.Name, Field: "subPath", Sub: vm.SubPath, Base: base,
 			Target: filepath.Join(node.PodDir(pod.UID), "volume-subpaths", vol.Name, spec.Name, strconv.Itoa(i))}
@@ -62,7 +62,7 @@ func SubPathBinds(pod *v1.Pod, spec *v1.Container, node *Node, envs []*runtimeap
 
 // Errorf is a config error naming the mount and its subPath field.
 func (b SubPathBind) Errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s of volumeMount %q: %s", ErrConfig, b.Field, b.Mount, fmt.Sprintf(format, args...))
+	return configErrorf("%s of volumeMount %q: %s", b.Field, b.Mount, fmt.Sprintf(format, args...))
 }
 
 func envLookup(envs []*runtimeapi.KeyValue) func(string) (string, bool) {

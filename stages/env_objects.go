@@ -2,7 +2,6 @@ package stages
 
 import (
 	"context"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -35,7 +34,7 @@ func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource,
 	if services != nil {
 		list, err := services.Services(pod.Namespace)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", podspec.ErrConfig, err)
+			return nil, podspec.ConfigError(err)
 		}
 		objs.Services = list
 	}
@@ -49,7 +48,7 @@ func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource,
 		}
 		data, found, err := read(ctx, pod.Namespace, name, isTrue(optional))
 		if err != nil {
-			return fmt.Errorf("%w: %v", podspec.ErrConfig, err)
+			return podspec.ConfigError(err)
 		}
 		if !found {
 			data = nil

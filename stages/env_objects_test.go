@@ -111,7 +111,7 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 		}
 	}
 	bad("missing key", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
-		LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope"}}}, `couldn't find key nope in configmap "app"`)
+		LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope"}}}, `couldn't find key nope in ConfigMap default/app`)
 	bad("missing configMap", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
 		LocalObjectReference: v1.LocalObjectReference{Name: "other"}, Key: "k"}}}, "other not found")
 

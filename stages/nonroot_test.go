@@ -86,7 +86,7 @@ func TestCheckContainerUser(t *testing.T) {
 	f("a group alone takes the image's uid", nil, &v1.SecurityContext{RunAsGroup: ptrOf(int64(3000))}, "sha256:uid1000", "", 1, uid(1000))
 	f("a group alone on a root image", &v1.PodSecurityContext{RunAsGroup: ptrOf(int64(3000))}, nil, "sha256:root", "", 1, uid(0))
 	f("an unusable context is refused before any read", nonRoot, &v1.SecurityContext{ProcMount: ptrOf(v1.UnmaskedProcMount)}, "sha256:uid1000",
-		"invalid container config: procMount Unmasked needs a user namespace of the pod's own (hostUsers: false), which podline does not create", 0, nil)
+		"procMount Unmasked needs a user namespace of the pod's own (hostUsers: false), which podline does not create", 0, nil)
 
 	images.err = errors.New("runtime down")
 	f("the image cannot be read", nonRoot, nil, "sha256:uid1000", "read the user of image sha256:uid1000: runtime down", 1, nil)

@@ -187,7 +187,7 @@ func TestProjectRefusesEscapingItemPaths(t *testing.T) {
 	data := map[string][]byte{"k": []byte("v")}
 	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "..data", "..2020_01_01", "a/./b", "a//b", "a/", ""} {
 		pl := payload{}
-		if err := project(pl, `configMap "c"`, data, []corev1.KeyToPath{{Key: "k", Path: p}}, nil, false); err != nil {
+		if err := project(pl, configMapRef("ns", "c"), data, []corev1.KeyToPath{{Key: "k", Path: p}}, nil, false); err != nil {
 			t.Fatalf("%q: %v", p, err)
 		}
 		dir := volumeDir(t)

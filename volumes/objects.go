@@ -41,7 +41,7 @@ func answer(ref kubeapi.ObjectRef, data map[string][]byte, found bool, err error
 	case !found && optional:
 		return nil, false, nil
 	case !found:
-		return nil, false, fmt.Errorf("%s: %w", ref, ErrNotFound)
+		return nil, false, objectNotFound(ref)
 	}
 	return data, true, nil
 }
@@ -114,7 +114,7 @@ func (s *Source) projectObject(ctx context.Context, pl payload, pod *v1.Pod, ref
 	if err != nil || !found {
 		return err
 	}
-	return project(pl, ref.String(), data, items, defaultMode, optional)
+	return project(pl, ref, data, items, defaultMode, optional)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

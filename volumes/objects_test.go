@@ -83,9 +83,9 @@ func TestConfigMapVolumeErrors(t *testing.T) {
 		}
 	}
 	f(v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "absent"}},
-		ErrNotFound, `configMap "absent" in namespace "shop"`)
+		ErrNotFound, `configmap "absent" not found`)
 	f(v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Items: []v1.KeyToPath{{Key: "b", Path: "b"}}},
-		ErrNotFound, `configMap "cfg" in namespace "shop": key "b"`)
+		ErrNotFound, `configmap references non-existent config key: b`)
 	f(v1.ConfigMapVolumeSource{LocalObjectReference: v1.LocalObjectReference{Name: "cfg"}, Items: []v1.KeyToPath{{Key: "a", Path: "../a"}}},
 		ErrInvalid, `"../a"`)
 }
@@ -176,7 +176,10 @@ func TestSecretVolume(t *testing.T) {
 	}
 
 	missing := &v1.Volume{Name: "other", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "nope"}}}
-	wantErr(t, s.SetUp(ctx, pod, missing, volumeDir(t)), ErrNotFound, `secret "nope" in namespace "shop"`)
+	wantErr(t, s.SetUp(ctx, pod, missing, volumeDir(t)), ErrNotFound, `secret "nope" not found`)
+	noKey := &v1.Volume{Name: "other", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{
+		SecretName: "db", Items: []v1.KeyToPath{{Key: "token", Path: "t"}}}}}
+	wantErr(t, s.SetUp(ctx, pod, noKey, volumeDir(t)), ErrNotFound, `references non-existent secret key: token`)
 }
 
 func TestSetUpRejectsOtherVolumes(t *testing.T) {

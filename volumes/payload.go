@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/podline/podline/kubeapi"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -107,11 +108,11 @@ func fileMode(item, volumeDefault *int32) fs.FileMode {
 // project maps an object's keys to files: every key under its own name
 // when items is empty, else only the listed keys under their paths. A
 // listed key the object lacks is an error unless the source is optional.
-func project(pl payload, what string, data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, optional bool) error {
+func project(pl payload, ref kubeapi.ObjectRef, data map[string][]byte, items []v1.KeyToPath, defaultMode *int32, optional bool) error {
 	if len(items) == 0 {
 		for k, v := range data {
 			if err := pl.add(k, v, fileMode(nil, defaultMode)); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
+				return fmt.Errorf("%s: %w", ref, err)
 			}
 		}
 		return nil
@@ -122,10 +123,10 @@ func project(pl payload, what string, data map[string][]byte, items []v1.KeyToPa
 			if optional {
 				continue
 			}
-			return fmt.Errorf("%s: key %q: %w", what, it.Key, ErrNotFound)
+			return keyNotFound(ref.Kind, it.Key)
 		}
 		if err := pl.add(it.Path, v, fileMode(it.Mode, defaultMode)); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+			return fmt.Errorf("%s: %w", ref, err)
 		}
 	}
 	return nil

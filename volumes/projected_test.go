@@ -175,7 +175,7 @@ func TestProjectedErrors(t *testing.T) {
 		{Path: "a", FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}},
 	}}}}, nil, ErrInvalid, `two files at path "a"`)
 	f([]v1.VolumeProjection{{ConfigMap: &v1.ConfigMapProjection{LocalObjectReference: v1.LocalObjectReference{Name: "gone"}}}}, nil,
-		ErrNotFound, `configMap "gone" in namespace "shop"`)
+		ErrNotFound, `configmap "gone" not found`)
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts/token"}, "builder", errors.New("node may not"))
 	tok := v1.VolumeProjection{ServiceAccountToken: &v1.ServiceAccountTokenProjection{Path: "token"}}
 	f([]v1.VolumeProjection{tok}, forbidden, forbidden, `token for service account "builder" in namespace "shop"`)

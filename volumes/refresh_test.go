@@ -167,7 +167,7 @@ func TestDeletedObjectComesBack(t *testing.T) {
 	}
 	passes.wait(t, 1)
 	dir := filepath.Join(base, string(pod.UID), "a")
-	wantErr(t, s.SetUp(ctx, pod, &pod.Spec.Volumes[0], dir), ErrNotFound, `configMap "a"`)
+	wantErr(t, s.SetUp(ctx, pod, &pod.Spec.Volumes[0], dir), ErrNotFound, `configmap "a" not found`)
 	if got := contents(t, dir)["k"]; got != "1" {
 		t.Fatalf("a failed refresh changed the files: %q", got)
 	}
