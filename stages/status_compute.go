@@ -34,6 +34,24 @@ type StatusInput struct {
 // PodStatus computes a pod's API status. It is a pure function of its
 // input: no runtime call, no clock but in.Now.
 func PodStatus(in StatusInput) v1.PodStatus {
+	st := podStatus(in)
+	observed(&st, in.Pod.Generation)
+	return st
+}
+
+// observed stamps the generation of the spec a status was computed from
+// on the status and on the conditions it sets, as the kubelet does since
+// pods have a generation (Kubernetes 1.35): a client that changed the spec
+// (an image, a deadline) can tell when the node has seen the change. A pod
+// without a generation (a static pod) leaves them unset.
+func observed(st *v1.PodStatus, gen int64) {
+	st.ObservedGeneration = gen
+	for i := range st.Conditions {
+		st.Conditions[i].ObservedGeneration = gen
+	}
+}
+
+func podStatus(in StatusInput) v1.PodStatus {
 	pod, rt, prev := in.Pod, in.Runtime, in.Prev
 	st := v1.PodStatus{QOSClass: cgroupfs.QOSClass(pod)}
 	for _, ip := range in.Node.IPs {
