@@ -145,7 +145,7 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node, env []*runtime
 		if vm.SubPath != "" || vm.SubPathExpr != "" {
 			host, binds = binds[0].Target, binds[1:]
 		}
-		rro, err := recursiveReadOnly(&vm)
+		rro, err := RecursiveReadOnly(&vm)
 		if err != nil {
 			return nil, err
 		}
@@ -162,12 +162,12 @@ func containerMounts(pod *v1.Pod, spec *v1.Container, node *Node, env []*runtime
 	return out, nil
 }
 
-// recursiveReadOnly: Enabled asks the runtime for a read-only mount whose
+// RecursiveReadOnly: Enabled asks the runtime for a read-only mount whose
 // submounts are read-only too, and fails the container where the runtime
 // cannot make one, as the kubelet does; IfPossible is taken as a plain
 // read-only mount, since podline does not ask the runtime what it can do.
 // The API server's rules are checked here for static pods.
-func recursiveReadOnly(vm *v1.VolumeMount) (bool, error) {
+func RecursiveReadOnly(vm *v1.VolumeMount) (bool, error) {
 	if vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly == v1.RecursiveReadOnlyDisabled {
 		return false, nil
 	}

@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/podspec"
 )
 
 // containerStatus builds one container's API status from its newest
@@ -12,7 +13,7 @@ import (
 // container is started and ready), why it waits (if it does) and the
 // termination messages by container ID.
 func containerStatus(spec *v1.Container, rt *pleg.Pod, probes ProbeState, waiting map[string]Waiting, defaultWait, runtimeName string, msgs map[string]string) v1.ContainerStatus {
-	st := v1.ContainerStatus{Name: spec.Name, Image: spec.Image}
+	st := v1.ContainerStatus{Name: spec.Name, Image: spec.Image, VolumeMounts: mountStatuses(spec)}
 	cur := rt.Latest(spec.Name)
 	if cur == nil {
 		st.State.Waiting = waitingState(waiting, spec.Name, defaultWait)
@@ -45,6 +46,29 @@ func containerStatus(spec *v1.Container, rt *pleg.Pod, probes ProbeState, waitin
 		st.LastTerminationState.Terminated = terminatedState(prev, runtimeName, msgs[prev.ID])
 	}
 	return st
+}
+
+// mountStatuses lists the container's volume mounts, as the kubelet
+// reports them whatever the container's state: a read-only one says
+// whether it is recursively so, as podspec mounts it (a mode podspec
+// refuses reads Disabled: the container is not created anyway).
+func mountStatuses(spec *v1.Container) []v1.VolumeMountStatus {
+	if len(spec.VolumeMounts) == 0 {
+		return nil
+	}
+	out := make([]v1.VolumeMountStatus, len(spec.VolumeMounts))
+	for i := range spec.VolumeMounts {
+		vm := &spec.VolumeMounts[i]
+		out[i] = v1.VolumeMountStatus{Name: vm.Name, MountPath: vm.MountPath, ReadOnly: vm.ReadOnly}
+		if vm.ReadOnly {
+			rro := v1.RecursiveReadOnlyDisabled
+			if recursive, err := podspec.RecursiveReadOnly(vm); err == nil && recursive {
+				rro = v1.RecursiveReadOnlyEnabled
+			}
+			out[i].RecursiveReadOnly = &rro
+		}
+	}
+	return out
 }
 
 func waitingState(waiting map[string]Waiting, name, def string) *v1.ContainerStateWaiting {
