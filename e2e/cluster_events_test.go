@@ -78,7 +78,7 @@ func TestClusterVolumesAndEvents(t *testing.T) {
 		LocalObjectReference: v1.LocalObjectReference{Name: "greeting"}, Key: "greeting"}}}}
 	created := n.createPod(p)
 
-	n.waitEvent(created, "Warning FailedMount", `volume "cfg"`, `configMap "greeting"`)
+	n.waitEvent(created, "Warning FailedMount", `MountVolume.SetUp failed for volume "cfg" : configmap "greeting" not found`)
 	if got := n.waitAPIPod(n.name, p.Name, "Pending", 5*time.Second, func(*v1.Pod) bool { return true }); got.Status.Phase != v1.PodPending {
 		t.Fatalf("pod with a missing configMap: phase %s, want Pending", got.Status.Phase)
 	}
@@ -91,6 +91,24 @@ func TestClusterVolumesAndEvents(t *testing.T) {
 		log := n.agent.readLog(running, "app", 0)
 		return containsAll(log, []string{"env:hello from the API", "svc:10.96.0.1:443", "hello from the API\n", n.name, "token-ok", "read-only"}), log
 	})
+	// The status says which spec it was computed from, and lists the
+	// container's mounts (the token's too, added by the API server), as
+	// the kubelet's does.
+	if running.Status.ObservedGeneration != running.Generation || running.Generation == 0 {
+		t.Errorf("status observedGeneration %d, pod generation %d", running.Status.ObservedGeneration, running.Generation)
+	}
+	for _, c := range running.Status.Conditions {
+		if c.Type != "DisruptionTarget" && c.ObservedGeneration != running.Generation {
+			t.Errorf("condition %s observedGeneration %d, want %d", c.Type, c.ObservedGeneration, running.Generation)
+		}
+	}
+	mounts := map[string]string{}
+	for _, m := range running.Status.ContainerStatuses[0].VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	if mounts["/etc/cfg"] != "cfg" || !strings.HasPrefix(mounts["/var/run/secrets/kubernetes.io/serviceaccount"], "kube-api-access-") {
+		t.Errorf("status volumeMounts %+v, want the configMap's and the token's", running.Status.ContainerStatuses[0].VolumeMounts)
+	}
 	for _, want := range [][]string{
 		{"Normal Pulled spec.containers{app}", "already present on machine"},
 		{"Normal Created spec.containers{app}"},
