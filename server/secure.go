@@ -56,8 +56,9 @@ type Secure struct {
 	Streamer Streamer
 	// NodeLogs serves /logs/ (the node's log directory); nil leaves it out.
 	NodeLogs http.Handler
-	// Configz returns the running configuration for /configz.
-	Configz func() any
+	// Configz returns the sections of /configz by name: the running
+	// configuration, under "kubeletconfig" as the kubelet's.
+	Configz func() map[string]any
 	// Checkpointer and CheckpointDir serve /checkpoint/; either unset
 	// leaves it out.
 	Checkpointer  Checkpointer
@@ -81,7 +82,7 @@ func (s *Secure) Handler() http.Handler {
 	mux := s.ReadOnly.mux()
 	if s.Configz != nil {
 		mux.HandleFunc("GET /configz", func(w http.ResponseWriter, r *http.Request) {
-			writeJSON(w, map[string]any{"kubeletconfig": s.Configz()})
+			writeJSON(w, s.Configz())
 		})
 	}
 	debug := func(pattern string, h http.Handler) {

@@ -101,7 +101,7 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 		Checkpointer:  a.runtime,
 		CheckpointDir: filepath.Join(a.o.rootDir, "checkpoints"),
 		NodeLogs:      logs.NodeLogs(nodeLogDir),
-		Configz:       func() any { return redacted(a.o.flagValues) },
+		Configz:       a.o.configz,
 		Debugging:     o.debuggingHandlers,
 		Log:           a.log,
 	}
