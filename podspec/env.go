@@ -56,7 +56,7 @@ func containerEnv(pod *v1.Pod, spec *v1.Container, objs *EnvObjects, podIPs []st
 		}
 		val, ok, err := envSourceValue(pod, spec, e.ValueFrom, objs, podIPs, node)
 		if err != nil {
-			if vf := e.ValueFrom; objs != nil && (vf.ConfigMapKeyRef != nil || vf.SecretKeyRef != nil) {
+			if src, srcErr := EnvSourceOf(e.ValueFrom); srcErr == nil && objs != nil && (src == ConfigMapKeyRef || src == SecretKeyRef) {
 				// The kubelet's words, which name the object and key.
 				return nil, ConfigError(err)
 			}

@@ -38,32 +38,39 @@ func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource,
 		}
 		objs.Services = list
 	}
-	get := func(secret bool, name string, optional *bool) error {
+	get := func(secret bool, name string) error {
 		into, read := objs.ConfigMaps, src.ConfigMap
 		if secret {
 			into, read = objs.Secrets, src.Secret
 		}
-		if data, done := into[name]; done && (data != nil || isTrue(optional)) {
+		if _, done := into[name]; done {
 			return nil
 		}
-		data, found, err := read(ctx, pod.Namespace, name, isTrue(optional))
-		if err != nil {
+		// Read as optional: a missing object is kept as nil, and podspec
+		// reports it when the environment reaches it, in the order of
+		// envFrom then env. The first error is then the kubelet's (a key
+		// missing from an earlier object comes before a later missing
+		// object). An error here is the API server's.
+		data, found, err := read(ctx, pod.Namespace, name, true)
+		switch {
+		case err != nil:
 			return podspec.ConfigError(err)
-		}
-		if !found {
+		case !found:
 			data = nil
+		case data == nil:
+			data = map[string][]byte{} // exists, holds nothing
 		}
 		into[name] = data
 		return nil
 	}
 	for _, ef := range spec.EnvFrom {
 		if r := ef.ConfigMapRef; r != nil {
-			if err := get(false, r.Name, r.Optional); err != nil {
+			if err := get(false, r.Name); err != nil {
 				return nil, err
 			}
 		}
 		if r := ef.SecretRef; r != nil {
-			if err := get(true, r.Name, r.Optional); err != nil {
+			if err := get(true, r.Name); err != nil {
 				return nil, err
 			}
 		}
@@ -73,17 +80,15 @@ func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource,
 			continue
 		}
 		if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-			if err := get(false, r.Name, r.Optional); err != nil {
+			if err := get(false, r.Name); err != nil {
 				return nil, err
 			}
 		}
 		if r := e.ValueFrom.SecretKeyRef; r != nil {
-			if err := get(true, r.Name, r.Optional); err != nil {
+			if err := get(true, r.Name); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return objs, nil
 }
-
-func isTrue(b *bool) bool { return b != nil && *b }

@@ -113,7 +113,24 @@ func TestEnvFromConfigMapsAndSecrets(t *testing.T) {
 	bad("missing key", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
 		LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope"}}}, `couldn't find key nope in ConfigMap default/app`)
 	bad("missing configMap", v1.EnvVar{Name: "X", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
-		LocalObjectReference: v1.LocalObjectReference{Name: "other"}, Key: "k"}}}, "other not found")
+		LocalObjectReference: v1.LocalObjectReference{Name: "other"}, Key: "k"}}}, `configmap "other" not found`)
+
+	// The first error is the kubelet's: references are resolved in order,
+	// so a key missing from an earlier object comes before a later
+	// object that is missing altogether.
+	p2 := envPod([]v1.EnvVar{
+		{Name: "A", ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "app"}, Key: "nope"}}},
+		{Name: "B", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{
+			LocalObjectReference: v1.LocalObjectReference{Name: "gone"}, Key: "k"}}},
+	})
+	objs2, err := FetchEnvObjects(context.Background(), src, nil, p2, &p2.Spec.Containers[0])
+	if err == nil {
+		_, err = containerEnv(p2, &p2.Spec.Containers[0], objs2)
+	}
+	if err == nil || err.Error() != "couldn't find key nope in ConfigMap default/app" {
+		t.Errorf("first of two bad references: %v", err)
+	}
 
 	// Without an API server only optional references resolve (to nothing).
 	p := envPod([]v1.EnvVar{{Name: "X", ValueFrom: &v1.EnvVarSource{SecretKeyRef: &v1.SecretKeySelector{

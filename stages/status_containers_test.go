@@ -72,10 +72,10 @@ func TestContainerStatus(t *testing.T) {
 		s.Started = &no
 	}))
 	f("exited and waiting to restart: the exit is the last state", rtPod(sb, failed, prevExit),
-		map[string]Waiting{"app": {Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app"}}, "",
+		map[string]Waiting{"app": {Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app pod=web_default(uid-web)"}}, "",
 		with(func(s *v1.ContainerStatus) {
 			s.ContainerID, s.ImageID, s.RestartCount = "containerd://c3", "sha256:app", 3
-			s.State.Waiting = &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app"}
+			s.State.Waiting = &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=app pod=web_default(uid-web)"}
 			s.LastTerminationState.Terminated = terminated(failed, "Error")
 		}))
 	created := rtCreated("c4", "sb1", "app", 4)

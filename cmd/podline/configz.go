@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -130,9 +131,9 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 		MaxPods:                  int32(o.maxPods),
 		PodPidsLimit:             ptr(o.podMaxPids),
 		ResolverConfig:           ptr(o.resolvConf),
-		KubeAPIQPS:               ptr(int32(o.kubeAPIQPS)),
+		KubeAPIQPS:               ptr(wholeQPS(o.kubeAPIQPS)),
 		KubeAPIBurst:             int32(o.kubeAPIBurst),
-		EventRecordQPS:           ptr(int32(o.eventQPS)),
+		EventRecordQPS:           ptr(wholeQPS(o.eventQPS)),
 		EventBurst:               int32(o.eventBurst),
 		SerializeImagePulls:      ptr(o.serializeImagePulls),
 		KubeReserved:             pairs(o.kubeReserved, "="),
@@ -174,6 +175,16 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 func duration(d time.Duration) metav1.Duration { return metav1.Duration{Duration: d} }
 
 func ptr[T any](v T) *T { return &v }
+
+// wholeQPS is a --kube-api-qps or --event-qps as the KubeletConfiguration's
+// whole-number field holds it: rounded up, since 0 there means no limit
+// (the exact value is under "podline").
+func wholeQPS(q float64) int32 {
+	if q >= math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(math.Ceil(q))
+}
 
 // pairs reads "a=1,b=2" (sep "=") or "a<1,b<2" (sep "<") as the map the
 // KubeletConfiguration keeps it in; nil for an empty flag.

@@ -17,6 +17,7 @@ func TestConfigzIsTheKubeletsShape(t *testing.T) {
 		"--kube-reserved=cpu=100m,memory=256Mi", "--eviction-hard=memory.available<200Mi,nodefs.available<5%",
 		"--register-with-taints=dedicated=db:NoSchedule", "--manifest-url=http://x/pods",
 		"--manifest-url-header=Authorization:Bearer s3cret", "--anonymous-auth=false", "--pipeline-window=512",
+		"--event-qps=0.5",
 	}
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestConfigzIsTheKubeletsShape(t *testing.T) {
 			EvictionHard       map[string]string   `json:"evictionHard"`
 			FileCheckFrequency string              `json:"fileCheckFrequency"`
 			HealthzPort        int                 `json:"healthzPort"`
+			EventRecordQPS     int                 `json:"eventRecordQPS"`
 			RegisterWithTaints []struct {
 				Key, Value, Effect string
 			} `json:"registerWithTaints"`
@@ -57,6 +59,9 @@ func TestConfigzIsTheKubeletsShape(t *testing.T) {
 	if k.StaticPodPath != "/etc/static" || k.MaxPods != 250 || len(k.ClusterDNS) != 1 || k.ClusterDNS[0] != "10.96.0.10" ||
 		k.CgroupDriver != "cgroupfs" || k.FileCheckFrequency != "20s" || k.HealthzPort != 10248 {
 		t.Errorf("kubeletconfig: %s", raw)
+	}
+	if k.EventRecordQPS != 1 {
+		t.Errorf("eventRecordQPS %d for --event-qps=0.5: want it rounded up, never 0 (no limit)", k.EventRecordQPS)
 	}
 	if k.KubeReserved["memory"] != "256Mi" || k.KubeReserved["cpu"] != "100m" ||
 		k.EvictionHard["memory.available"] != "200Mi" || k.EvictionHard["nodefs.available"] != "5%" {
