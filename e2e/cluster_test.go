@@ -165,7 +165,16 @@ func (n *clusterNode) createNamespace() {
 	if _, err := n.cp.admin.CoreV1().Namespaces().Create(apiCtx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "namespace "+n.name+" ready for pods", func() (bool, string) {
+	// The controller manager makes both. Right after a test that restarted
+	// the API server, its watches may still be in their back-off (client-go
+	// waits up to 30 s between tries), so the wait is longer than that.
+	began := time.Now()
+	defer func() {
+		if d := time.Since(began); d > 10*time.Second {
+			t.Logf("namespace %s ready for pods after %s (the controller manager was slow to make its service account and CA)", n.name, d.Round(time.Millisecond))
+		}
+	}()
+	eventually(t, 90*time.Second, "namespace "+n.name+" ready for pods", func() (bool, string) {
 		_, errSA := n.cp.admin.CoreV1().ServiceAccounts(n.name).Get(apiCtx, "default", metav1.GetOptions{})
 		_, errCM := n.cp.admin.CoreV1().ConfigMaps(n.name).Get(apiCtx, "kube-root-ca.crt", metav1.GetOptions{})
 		return errSA == nil && errCM == nil, fmt.Sprintf("serviceaccount: %v, configmap: %v", errSA, errCM)
