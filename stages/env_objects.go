@@ -9,11 +9,11 @@ import (
 )
 
 // EnvSource reads the configMaps and secrets a container's environment
-// refers to. found is false for a missing object asked for as optional; a
-// missing required one is an error.
+// refers to. found is false for a missing object; whether that is an error
+// is podspec's to say, when the environment reaches the reference.
 type EnvSource interface {
-	ConfigMap(ctx context.Context, namespace, name string, optional bool) (data map[string][]byte, found bool, err error)
-	Secret(ctx context.Context, namespace, name string, optional bool) (data map[string][]byte, found bool, err error)
+	ConfigMap(ctx context.Context, namespace, name string) (data map[string][]byte, found bool, err error)
+	Secret(ctx context.Context, namespace, name string) (data map[string][]byte, found bool, err error)
 }
 
 // ServiceSource lists the services whose variables a pod's containers
@@ -46,12 +46,12 @@ func FetchEnvObjects(ctx context.Context, src EnvSource, services ServiceSource,
 		if _, done := into[name]; done {
 			return nil
 		}
-		// Read as optional: a missing object is kept as nil, and podspec
-		// reports it when the environment reaches it, in the order of
-		// envFrom then env. The first error is then the kubelet's (a key
-		// missing from an earlier object comes before a later missing
-		// object). An error here is the API server's.
-		data, found, err := read(ctx, pod.Namespace, name, true)
+		// A missing object is kept as nil, and podspec reports it when the
+		// environment reaches it, in the order of envFrom then env. The
+		// first error is then the kubelet's (a key missing from an earlier
+		// object comes before a later missing object). An error here is
+		// the API server's.
+		data, found, err := read(ctx, pod.Namespace, name)
 		switch {
 		case err != nil:
 			return podspec.ConfigError(err)

@@ -35,23 +35,18 @@ type fakeEnvSource struct {
 	reads        int
 }
 
-func (f *fakeEnvSource) read(m map[string]map[string][]byte, name string, optional bool) (map[string][]byte, bool, error) {
+func (f *fakeEnvSource) read(m map[string]map[string][]byte, name string) (map[string][]byte, bool, error) {
 	f.reads++
-	if d, ok := m[name]; ok {
-		return d, true, nil
-	}
-	if optional {
-		return nil, false, nil
-	}
-	return nil, false, errors.New(name + " not found")
+	d, ok := m[name]
+	return d, ok, nil
 }
 
-func (f *fakeEnvSource) ConfigMap(_ context.Context, _, name string, optional bool) (map[string][]byte, bool, error) {
-	return f.read(f.cms, name, optional)
+func (f *fakeEnvSource) ConfigMap(_ context.Context, _, name string) (map[string][]byte, bool, error) {
+	return f.read(f.cms, name)
 }
 
-func (f *fakeEnvSource) Secret(_ context.Context, _, name string, optional bool) (map[string][]byte, bool, error) {
-	return f.read(f.secrets, name, optional)
+func (f *fakeEnvSource) Secret(_ context.Context, _, name string) (map[string][]byte, bool, error) {
+	return f.read(f.secrets, name)
 }
 
 func TestEnvFromConfigMapsAndSecrets(t *testing.T) {

@@ -34,7 +34,7 @@ func TestObjectReadsAreCoalesced(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
-			data, found, err := s.ConfigMap(ctx, "shop", "kube-root-ca.crt", false)
+			data, found, err := s.ConfigMap(ctx, "shop", "kube-root-ca.crt")
 			if err != nil || !found || string(data["ca.crt"]) != "CA" {
 				t.Errorf("read: %v %v %v", data, found, err)
 			}
@@ -44,19 +44,19 @@ func TestObjectReadsAreCoalesced(t *testing.T) {
 	if n := gets(); n != 1 {
 		t.Fatalf("50 concurrent reads made %d GETs, want 1", n)
 	}
-	if _, found, err := s.ConfigMap(ctx, "shop", "later", true); found || err != nil {
-		t.Fatalf("missing optional: %v %v", found, err)
+	if _, found, err := s.ConfigMap(ctx, "shop", "later"); found || err != nil {
+		t.Fatalf("missing: %v %v", found, err)
 	}
 	if _, err := cs.CoreV1().ConfigMaps("shop").Create(ctx, &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "later"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, found, _ := s.ConfigMap(ctx, "shop", "later", true); found {
+	if _, found, _ := s.ConfigMap(ctx, "shop", "later"); found {
 		t.Fatalf("a miss is remembered for %s", objectTTL)
 	}
 	mu.Lock()
 	clock = clock.Add(objectTTL)
 	mu.Unlock()
-	if _, found, err := s.ConfigMap(ctx, "shop", "later", false); !found || err != nil {
+	if _, found, err := s.ConfigMap(ctx, "shop", "later"); !found || err != nil {
 		t.Fatalf("after %s the new configMap is read: %v %v", objectTTL, found, err)
 	}
 	if n := gets(); n != 3 {

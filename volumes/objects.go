@@ -46,18 +46,19 @@ func answer(ref kubeapi.ObjectRef, data map[string][]byte, found bool, err error
 	return data, true, nil
 }
 
-// envData reads ref for a container's environment.
-func (s *Source) envData(ctx context.Context, ref kubeapi.ObjectRef, optional bool) (map[string][]byte, bool, error) {
+// envData reads ref for a container's environment; a missing object is
+// not an error here (found is false).
+func (s *Source) envData(ctx context.Context, ref kubeapi.ObjectRef) (map[string][]byte, bool, error) {
 	if s.objects == nil {
 		return nil, false, fmt.Errorf("%s: %w", ref, ErrNoAPIServer)
 	}
 	if data, found, ok := s.objects.Peek(ref); ok {
-		return answer(ref, data, found, nil, optional)
+		return answer(ref, data, found, nil, true)
 	}
 	data, found, err := s.reads.get(ctx, ref, func(ctx context.Context) (map[string][]byte, bool, error) {
 		return s.read(ctx, ref)
 	})
-	return answer(ref, data, found, err, optional)
+	return answer(ref, data, found, err, true)
 }
 
 // read GETs one object.

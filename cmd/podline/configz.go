@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podline/podline/node"
+	"github.com/podline/podline/sources"
 )
 
 // configz is what /configz shows. Under "kubeletconfig", the running
@@ -161,12 +162,10 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 		c.RegisterWithTaints = taints
 	}
 	// Header values may be credentials: their names only.
-	for _, h := range o.manifestURLHeader {
-		if k, _, ok := strings.Cut(h, ":"); ok {
-			if c.StaticPodURLHeader == nil {
-				c.StaticPodURLHeader = map[string][]string{}
-			}
-			c.StaticPodURLHeader[strings.TrimSpace(k)] = []string{"<redacted>"}
+	if headers, err := sources.ParseHeaders(o.manifestURLHeader); err == nil && len(headers) > 0 {
+		c.StaticPodURLHeader = make(map[string][]string, len(headers))
+		for k := range headers {
+			c.StaticPodURLHeader[k] = []string{"<redacted>"}
 		}
 	}
 	return c
