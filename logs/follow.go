@@ -90,9 +90,11 @@ func (rd *reading) follow(ctx context.Context, h *Hub, r *lineReader, running fu
 
 // look opens the file at the path if it is neither cur's nor next's.
 // Errors leave things as they are: a path not there yet is a rotation
-// half done, and the next event or check looks again.
+// half done, and the next event or check looks again. What is not a
+// regular file (a link, a FIFO a pod planted) is never opened: the
+// follower stays on cur until the container stops.
 func (fl *follower) look() {
-	st, err := os.Stat(fl.path)
+	st, err := os.Lstat(fl.path)
 	if err != nil || os.SameFile(st, fl.cur.info) {
 		return
 	}
@@ -105,7 +107,7 @@ func (fl *follower) look() {
 		fl.switching, fl.rotated = true, true
 		return
 	}
-	f, err := os.Open(fl.path)
+	f, err := openLog(fl.path)
 	if err != nil {
 		return
 	}

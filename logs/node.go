@@ -32,6 +32,10 @@ var errEscapes = errors.New("leaves the node's log directory")
 // (x -> /etc) must not hand the node's files to whoever may read logs.
 // The kernel decides at open time, so swapping a symlink in after a
 // check gains nothing. Links that stay inside root are followed.
+//
+// What the lookup finds is opened only if it is a regular file or a
+// directory: a FIFO, a device node or a socket a pod made there is a 403
+// that says what it is, and is never opened (see open.go).
 func NodeLogs(root string) http.Handler { return nodeLogs{root: root} }
 
 type nodeLogs struct{ root string }
@@ -55,36 +59,51 @@ func (h nodeLogs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "."
 	}
-	f, err := openBeneath(h.root, name)
+	l, err := lookupBeneath(h.root, name)
 	if err != nil {
 		nodeLogError(w, name, err)
 		return
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		nodeLogError(w, name, err)
-		return
-	}
+	defer l.close()
 	switch {
-	case st.IsDir() && rel != "" && !strings.HasSuffix(rel, "/"):
+	case l.isDir() && rel != "" && !strings.HasSuffix(rel, "/"):
 		// The listing's links are relative to the directory: its URL
 		// must end in '/' for them to resolve inside it.
 		w.Header().Set("Location", (&url.URL{Path: path.Base(rel) + "/"}).String())
 		w.WriteHeader(http.StatusMovedPermanently)
-	case st.IsDir():
-		list(w, f, name)
-	case st.Mode().IsRegular():
+	case l.isDir():
+		d, err := l.open(unix.O_DIRECTORY)
+		if err != nil {
+			nodeLogError(w, name, err)
+			return
+		}
+		defer d.Close()
+		list(w, d, name)
+	case l.isRegular():
+		f, err := l.open(0)
+		if err != nil {
+			nodeLogError(w, name, err)
+			return
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			nodeLogError(w, name, err)
+			return
+		}
 		http.ServeContent(w, r, st.Name(), st.ModTime(), f)
 	default:
-		http.Error(w, fmt.Sprintf("%q: not a file or directory", name), http.StatusForbidden)
+		// http.FileServer, the kubelet's, would open it: a FIFO hangs
+		// the request, a device is read as root. Refused unopened, as
+		// forbidden rather than missing, saying what is there.
+		nodeLogError(w, name, l.notRegular())
 	}
 }
 
 func nodeLogError(w http.ResponseWriter, name string, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, errEscapes), errors.Is(err, fs.ErrPermission):
+	case errors.Is(err, errEscapes), errors.Is(err, fs.ErrPermission), errors.Is(err, ErrNotRegular):
 		code = http.StatusForbidden
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENOTDIR):
 		code = http.StatusNotFound
@@ -94,35 +113,23 @@ func nodeLogError(w http.ResponseWriter, name string, err error) {
 	http.Error(w, fmt.Sprintf("%q: %v", name, err), code)
 }
 
-// openBeneath opens name for reading without leaving root: a "..", an
-// absolute symlink or a relative one climbing out fails in the kernel
-// (EXDEV), and /proc magic links (ELOOP) could point anywhere.
-func openBeneath(root, name string) (*os.File, error) {
+// lookupBeneath looks name up without leaving root, opening nothing: a
+// "..", an absolute symlink or a relative one climbing out fails in the
+// kernel (EXDEV), and /proc magic links (ELOOP) could point anywhere.
+func lookupBeneath(root, name string) (*looked, error) {
 	dirfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open log directory: %w", err)
 	}
 	defer unix.Close(dirfd)
-	how := &unix.OpenHow{
-		// O_NONBLOCK: a FIFO under /var/log must not hang the request
-		// in open; it is refused as not a file afterwards.
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	var fd int
-	for range 3 {
-		// EAGAIN: a rename elsewhere on the system raced the lookup.
-		if fd, err = unix.Openat2(dirfd, name, how); err != unix.EAGAIN {
-			break
-		}
-	}
+	l, err := lookup(dirfd, name, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_MAGICLINKS)
 	switch {
 	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
 		return nil, errEscapes
 	case err != nil:
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	return l, nil
 }
 
 // list writes the directory as http.FileServer does, so what reads the

@@ -74,7 +74,7 @@ func TestNodeLogs(t *testing.T) {
 	// Links that stay inside are followed.
 	f("GET", "/logs/latest/a", 200, "pod log\n")
 	f("GET", "/logs/missing", 404, "no such file")
-	f("GET", "/logs/fifo", 403, "not a file")
+	f("GET", "/logs/fifo", 403, "not a regular file: a named pipe")
 	// Every way out is refused, saying why.
 	f("GET", "/logs/etc-abs/shadow", 403, "leaves the node's log directory")
 	f("GET", "/logs/etc-abs", 403, "leaves the node's log directory")

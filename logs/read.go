@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 )
 
 // Buffers are held for as long as a follower follows, and a node may
@@ -22,7 +21,9 @@ const (
 // answers /containerLogs: the entries' content, joined where the runtime
 // split a long line, optionally stamped. opts.Previous is the caller's
 // business (it picks path). A missing file is an error matching
-// os.ErrNotExist.
+// os.ErrNotExist. Only a regular file is read, and path may not go
+// through a symbolic link (ErrNotRegular, ErrLink): pods can write in the
+// log directories.
 //
 // With opts.Follow it keeps writing what the runtime appends, across log
 // rotations, until ctx is done (its error, wrapped, is returned) or until
@@ -36,13 +37,7 @@ func Read(ctx context.Context, path string, opts Options, w io.Writer, running f
 
 // Read is the package's Read with h as the followers' hub.
 func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
-	// The runtime writes to the real file; rotation replaces the name in
-	// its own directory, which is the one to watch.
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return fmt.Errorf("open log %s: %w", path, err)
-	}
-	f, err := os.Open(real)
+	f, err := openLog(path)
 	if err != nil {
 		return fmt.Errorf("open log %s: %w", path, err)
 	}
@@ -53,7 +48,7 @@ func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, 
 	defer r.close()
 	flusher, _ := w.(http.Flusher)
 	rd := &reading{
-		path: real,
+		path: path,
 		out:  newOutput(bufio.NewWriterSize(w, writeBuffer), flusher, opts),
 		left: -1,
 	}
