@@ -1,6 +1,9 @@
 // Package ebpf is podline's kernel edge for container lifecycle events. Three
 // BPF programs on BTF tracepoints tell podline, microseconds after the fact,
-// that the main process of a watched container exited (with its exit code),
+// that a process that is pid 1 of its pid namespace exited in a watched
+// container's cgroup (with its exit code: the container's main process, or
+// one the container made in a namespace of its own, so pleg takes it as a
+// hint to ask the runtime, not as the container's state),
 // that the OOM killer picked a victim (any victim: podline counts those
 // outside its pods as system OOMs), and that a watched cgroup became empty.
 //

@@ -13,9 +13,11 @@
 //   - cgroup notifications (package cgroupfs): a cgroup emptying, an OOM
 //     kill.
 //
-// The Plane maps cgroups to containers, merges what the kernel says into
-// the cache at once and asks the runtime about that one container to
-// confirm it (a targeted inspection, never a relist). The periodic
+// The Plane maps cgroups to containers and, on what the kernel says,
+// asks the runtime about that one container (a targeted inspection,
+// never a relist); only the runtime's answer reaches the cache, since a
+// container can make the kernel report an exit of its own (see
+// plane_round.go). The periodic
 // Relister stays as a safety net: every change it finds that no event
 // delivers within a grace after the listing is a discrepancy, applied,
 // counted and logged. With --pleg=relist the

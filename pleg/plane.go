@@ -41,13 +41,16 @@ type CgroupWatcher interface {
 }
 
 var (
-	planeExits       = metrics.NewCounter(`podline_pleg_kernel_exits_total`)
-	planeEmptied     = metrics.NewCounter(`podline_pleg_cgroup_emptied_total`)
-	planeInspections = metrics.NewCounter(`podline_pleg_inspections_total`)
-	planeLagging     = metrics.NewCounter(`podline_pleg_inspections_runtime_lagging_total`)
-	containerOOMs    = metrics.NewCounter(`podline_oom_kills_total{scope="container"}`)
-	systemOOMs       = metrics.NewCounter(`podline_oom_kills_total{scope="system"}`)
-	planeWatched     = metrics.NewGauge(`podline_pleg_watched_cgroups`, nil)
+	planeExits = metrics.NewCounter(`podline_pleg_kernel_exits_total`)
+	// planeExitsDropped counts kernel exit reports the runtime denied: it
+	// still said the container ran when the round of looks ended.
+	planeExitsDropped = metrics.NewCounter(`podline_pleg_kernel_exits_dropped_total`)
+	planeEmptied      = metrics.NewCounter(`podline_pleg_cgroup_emptied_total`)
+	planeInspections  = metrics.NewCounter(`podline_pleg_inspections_total`)
+	planeLagging      = metrics.NewCounter(`podline_pleg_inspections_runtime_lagging_total`)
+	containerOOMs     = metrics.NewCounter(`podline_oom_kills_total{scope="container"}`)
+	systemOOMs        = metrics.NewCounter(`podline_oom_kills_total{scope="system"}`)
+	planeWatched      = metrics.NewGauge(`podline_pleg_watched_cgroups`, nil)
 )
 
 const (
@@ -89,6 +92,9 @@ type Plane struct {
 	sem chan struct{}
 	// looks holds container (or sandbox) IDs due for an inspection.
 	looks *delay.Queue[string]
+	// firstLook and maxLooks shape a confirmation round (tests shorten it).
+	firstLook time.Duration
+	maxLooks  int
 
 	mu sync.Mutex
 	// cgroups is cfg.Cgroups, or the notifier SetCgroups gave later.
@@ -111,7 +117,17 @@ type watched struct {
 	path      string // cgroup path relative to the hierarchy roots
 	notified  bool   // the cgroup notifier watches it
 	oom       bool   // the OOM killer struck in this cgroup
-	looks     int    // inspections that found the runtime behind the kernel
+	// A round is the inspections one kernel signal sets off, until the
+	// runtime confirms a change or maxLooks of them found none.
+	round bool
+	looks int // inspections of this round that found the runtime behind the kernel
+	// claim is the kernel's exit report the round waits to see
+	// confirmed (claimed: there is one); a round that ends without it
+	// drops the report.
+	claimed bool
+	claim   int32
+	// denied: a dropped report of this container was logged already.
+	denied bool
 }
 
 // NewPlane builds an event plane; Run serves its inspections.
@@ -127,6 +143,8 @@ func NewPlane(cfg PlaneConfig) *Plane {
 		byID:      make(map[string]*watched),
 		byCgroup:  make(map[uint64]*watched),
 		bySandbox: make(map[string]map[string]struct{}),
+		firstLook: firstLook,
+		maxLooks:  maxLookAttempts,
 	}
 	p.looks = delay.New(p.startInspection)
 	return p
@@ -174,7 +192,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		// Gone already (it exited and was cleaned up) or never made: one
 		// look settles it.
 		p.cfg.Log.Debug("cannot watch cgroup", "path", path, "err", err)
-		w.looks = maxLookAttempts - 1 // one look, no retries: nothing will wake us
+		w.round, w.looks = true, p.maxLooks-1 // one look, no retries: nothing will wake us
 		p.addLocked(w, false)
 		p.looks.After(w.id, 0)
 		return
@@ -189,7 +207,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		// A missing or unreadable cgroup.events counts as empty.
 		if live, err := cgroupfs.Populated(filepath.Join(p.cfg.CgroupMount, path)); err != nil || !live {
 			// It may have exited before the kernel filter knew it.
-			p.looks.After(w.id, 0)
+			p.beginRound(w, 0, nil)
 		}
 	}
 }

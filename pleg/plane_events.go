@@ -6,10 +6,12 @@ import (
 	"github.com/podline/podline/cri"
 )
 
-// OnExit handles the kernel's report that a container's main process
-// exited with exitCode (CRI convention: 128+signal when killed). The
-// cache learns the exit at once, so the pipeline acts within microseconds
-// of the kernel; an inspection then confirms it with the runtime.
+// OnExit handles the kernel's report that a process that is pid 1 of a
+// pid namespace exited in a watched cgroup with exitCode (CRI convention:
+// 128+signal when killed). That is the container's main process, or one
+// the container made in a namespace of its own: the report starts a round
+// of looks at the runtime (plane_round.go), and only the runtime's answer,
+// its exit code included, reaches the cache.
 func (p *Plane) OnExit(cgroupID uint64, exitCode int32, at time.Time) {
 	w := p.lookup(cgroupID)
 	if w == nil {
@@ -17,37 +19,17 @@ func (p *Plane) OnExit(cgroupID uint64, exitCode int32, at time.Time) {
 	}
 	planeExits.Inc()
 	if w.sandbox {
-		p.looks.After(w.id, 0)
+		p.beginRound(w, 0, nil)
 		return
 	}
-	if cur := p.cfg.Cache.Get(w.uid).Container(w.id); cur != nil && cur.State != ContainerExited {
-		exited := *cur
-		exited.State = ContainerExited
-		exited.ExitCode = exitCode
-		exited.FinishedAt = at
-		exited.Reason = exitReason(exitCode, p.oomSeen(w))
-		exited.Message = ""
-		exited.Detailed = false
-		if p.cfg.Cache.UpsertContainer(w.uid, &exited) {
-			p.cfg.Notify(w.uid)
-		}
-	}
-	p.looks.After(w.id, firstLook)
-}
-
-// exitReason names an exit as the runtime would.
-func exitReason(code int32, oom bool) string {
-	switch {
-	case oom && code == 137:
-		return "OOMKilled"
-	case code == 0:
-		return "Completed"
-	}
-	return "Error"
+	p.beginRound(w, p.firstLook, &exitCode)
 }
 
 // OnOOM handles an OOM kill. A victim outside every registered cgroup is
-// a system OOM: counted, logged, and passed on.
+// a system OOM: counted, logged, and passed on. A victim in a container
+// changes nothing by itself (it may be a child while the main process
+// runs on): it names the reason of an exit the runtime later reports as
+// a SIGKILL.
 func (p *Plane) OnOOM(cgroupID uint64, pid uint32, at time.Time) {
 	w := p.lookup(cgroupID)
 	if w == nil {
@@ -81,13 +63,7 @@ func (p *Plane) OnEmptied(cgroupID uint64, at time.Time) {
 		return
 	}
 	planeEmptied.Inc()
-	p.looks.After(w.id, 0)
-}
-
-func (p *Plane) oomSeen(w *watched) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return w.oom
+	p.restartRound(w)
 }
 
 // startInspection runs one inspection without holding up the timer queue.
@@ -100,8 +76,7 @@ func (p *Plane) startInspection(id string) {
 }
 
 // inspect asks the runtime about one container or sandbox and merges the
-// answer. A runtime that has not yet seen an exit the kernel reported is
-// asked again, a little later each time.
+// answer if it reports a change; otherwise the round goes on.
 func (p *Plane) inspect(id string) {
 	p.mu.Lock()
 	w := p.byID[id]
@@ -115,12 +90,13 @@ func (p *Plane) inspect(id string) {
 	}
 	planeInspections.Inc()
 	if snapshot.sandbox {
-		p.inspectSandbox(&snapshot)
+		p.inspectSandbox(w, &snapshot)
 		return
 	}
 	st, err := p.cfg.Runtime.ContainerStatus(p.ctx, id)
 	switch {
 	case cri.IsNotFound(err):
+		p.endRound(w)
 		if p.cfg.Cache.RemoveContainer(snapshot.uid, id) {
 			p.cfg.Notify(snapshot.uid)
 		}
@@ -135,6 +111,17 @@ func (p *Plane) inspect(id string) {
 		p.retry(w)
 		return
 	}
+	p.endRound(w)
+	if snapshot.claimed && snapshot.claim != obs.ExitCode {
+		// The runtime's code wins: the kernel's report may have been a
+		// nested namespace's pid 1 exiting before the container did.
+		p.cfg.Log.Debug("the runtime's exit code differs from the kernel's", "uid", snapshot.uid,
+			"container", shortID(id), "runtime", obs.ExitCode, "kernel", snapshot.claim)
+	}
+	// containerd names an OOM kill only if its own OOM event came before
+	// the exit; the kernel saw it for sure. A SIGKILL after an OOM kill in
+	// the cgroup is the OOM killer's, as containerd reports it too once
+	// its event is in.
 	if snapshot.oom && obs.ExitCode == 137 && obs.Reason != "OOMKilled" {
 		obs.Reason = "OOMKilled"
 	}
@@ -143,48 +130,30 @@ func (p *Plane) inspect(id string) {
 	}
 }
 
-func (p *Plane) inspectSandbox(w *watched) {
+func (p *Plane) inspectSandbox(live, w *watched) {
 	st, err := p.cfg.Runtime.PodSandboxStatus(p.ctx, w.id)
 	switch {
 	case cri.IsNotFound(err):
+		p.endRound(live)
 		if p.cfg.Cache.RemoveSandbox(w.uid, w.id) {
 			p.cfg.Notify(w.uid)
 		}
 		return
-	case err != nil:
-		return
 	}
 	obs := SandboxFromStatus(st)
-	if obs.State == SandboxReady {
-		p.mu.Lock()
-		live := p.byID[w.id]
-		p.mu.Unlock()
-		if live != nil {
-			p.retry(live)
-		}
+	if err != nil || obs.State == SandboxReady {
+		p.retry(live)
 		return
 	}
+	p.endRound(live)
 	if p.cfg.Cache.UpsertSandbox(w.uid, "", "", obs) {
 		p.cfg.Notify(w.uid)
 	}
 }
 
-// retry looks again later while the runtime lags behind the kernel; after
-// a few tries the safety relist has the last word.
-func (p *Plane) retry(w *watched) {
-	p.mu.Lock()
-	w.looks++
-	n := w.looks
-	p.mu.Unlock()
-	planeLagging.Inc()
-	if n < maxLookAttempts {
-		d := firstLook
-		for range n {
-			d += d / 2
-		}
-		p.looks.After(w.id, d)
-	}
-}
-
 // SystemOOMs returns how many OOM kills outside any pod were seen.
 func SystemOOMs() uint64 { return systemOOMs.Get() }
+
+// KernelExitsDropped returns how many kernel exit reports the runtime
+// denied (podline_pleg_kernel_exits_dropped_total).
+func KernelExitsDropped() uint64 { return planeExitsDropped.Get() }

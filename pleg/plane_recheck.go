@@ -32,10 +32,7 @@ func (p *Plane) Recheck() int {
 			continue
 		}
 		empty++
-		p.mu.Lock()
-		w.looks = 0
-		p.mu.Unlock()
-		p.looks.After(w.id, 0)
+		p.beginRound(w, 0, nil)
 	}
 	return empty
 }

@@ -125,7 +125,7 @@ func (h *planeHarness) waitContainer(uid, id, what string, cond func(*pleg.Conta
 
 func (h *planeHarness) h() *testing.T { return h.t }
 
-func TestKernelExitUpdatesTheCacheAtOnceThenTheRuntimeConfirms(t *testing.T) {
+func TestKernelExitWaitsForTheRuntimeToConfirm(t *testing.T) {
 	h := newPlaneHarness(t)
 	_, id := h.start("u1")
 	cg := h.cgroups.id("/kubepods/podu1/" + id)
@@ -134,22 +134,27 @@ func TestKernelExitUpdatesTheCacheAtOnceThenTheRuntimeConfirms(t *testing.T) {
 	}
 	h.n.take()
 
-	// The kernel reports the exit before the runtime knows.
-	at := time.Now()
-	h.plane.OnExit(cg, 3, at)
-	c := h.cache.Get("u1").Container(id)
-	if c.State != pleg.ContainerExited || c.ExitCode != 3 || c.Reason != "Error" || !c.FinishedAt.Equal(at) || c.Detailed {
-		t.Fatalf("after the kernel event: %+v", c)
+	// The kernel reports the exit before the runtime knows: the cache
+	// waits for the runtime's word.
+	h.plane.OnExit(cg, 3, time.Now())
+	if c := h.cache.Get("u1").Container(id); c.State != pleg.ContainerRunning {
+		t.Fatalf("after the kernel event alone: %+v", c)
+	}
+	// The runtime catches up; the inspection keeps asking until it does.
+	time.Sleep(60 * time.Millisecond)
+	if got := h.n.take(); len(got) != 0 {
+		t.Fatalf("notified %v before the runtime confirmed", got)
+	}
+	if err := h.srv.ExitContainer(id, 3); err != nil {
+		t.Fatal(err)
+	}
+	c := h.waitContainer("u1", id, "confirmed by the runtime", func(c *pleg.Container) bool { return c.State == pleg.ContainerExited })
+	if c.ExitCode != 3 || c.Reason != "Error" || !c.Detailed {
+		t.Fatalf("after the runtime confirmed: %+v", c)
 	}
 	if got := h.n.take(); got["u1"] != 1 {
 		t.Fatalf("notified %v", got)
 	}
-	// The runtime catches up; the inspection keeps asking until it does.
-	time.Sleep(60 * time.Millisecond)
-	if err := h.srv.ExitContainer(id, 3); err != nil {
-		t.Fatal(err)
-	}
-	h.waitContainer("u1", id, "confirmed by the runtime", func(c *pleg.Container) bool { return c.Detailed })
 }
 
 func TestOOMKillIsTheReason(t *testing.T) {
@@ -158,14 +163,11 @@ func TestOOMKillIsTheReason(t *testing.T) {
 	cg := h.cgroups.id("/kubepods/podu2/" + id)
 	h.plane.OnOOM(cg, 4242, time.Now())
 	h.plane.OnExit(cg, 137, time.Now())
-	if c := h.cache.Get("u2").Container(id); c.Reason != "OOMKilled" || c.ExitCode != 137 {
-		t.Fatalf("OOM-killed container: %+v", c)
-	}
-	// The runtime says SIGKILL without naming the OOM: podline keeps it.
+	// The runtime says SIGKILL without naming the OOM: podline names it.
 	h.srv.ExitContainer(id, 137)
-	c := h.waitContainer("u2", id, "confirmed", func(c *pleg.Container) bool { return c.Detailed })
-	if c.Reason != "OOMKilled" {
-		t.Fatalf("reason after inspection = %q", c.Reason)
+	c := h.waitContainer("u2", id, "confirmed", func(c *pleg.Container) bool { return c.Detailed && c.State == pleg.ContainerExited })
+	if c.Reason != "OOMKilled" || c.ExitCode != 137 {
+		t.Fatalf("OOM-killed container after inspection: %+v", c)
 	}
 }
 

@@ -1,0 +1,99 @@
+package pleg
+
+import "time"
+
+// The kernel's signals are taken as hints, never as the container's
+// state. sched_process_exit reports any process that is pid 1 of its own
+// pid namespace inside a watched cgroup, and a container may make one
+// (unshare -Urpf sh -c 'exit 7') and let it exit while the container runs
+// on; the OOM killer's victim may be any process of the container; only a
+// cgroup that empties has lost them all. So a signal starts a round of
+// targeted inspections (ContainerStatus of that one container), and only
+// the runtime's answer changes the cache: what turns a pod Failed,
+// restarts a container, lets the next init container start or tears a pod
+// down rests on the runtime's word, as in the kubelet. The kernel still
+// makes the change known early: the first look goes 15 ms after the
+// signal, where a relist would wait for its period.
+//
+// A round ends when the runtime reports the container exited or gone, or
+// after maxLooks answers that it runs. An exit report the round could not
+// see confirmed is dropped, counted and logged once per container. Reports
+// that come while a round is under way join it, so a container forging
+// exits in a loop costs the runtime one round at a time (12 looks in
+// about 4 s), not a round per report.
+
+// beginRound starts a round of looks at w after d, unless one is under
+// way. claim, when not nil, is a kernel exit report (its exit code) the
+// round is to confirm. fresh reports whether a new round began.
+func (p *Plane) beginRound(w *watched, d time.Duration, claim *int32) (fresh bool) {
+	p.mu.Lock()
+	if claim != nil {
+		w.claimed, w.claim = true, *claim
+	}
+	fresh = !w.round
+	if fresh {
+		w.round, w.looks = true, 0
+	}
+	p.mu.Unlock()
+	if fresh {
+		p.looks.After(w.id, d)
+	}
+	return fresh
+}
+
+// restartRound starts the round over at once: the cgroup emptied, which a
+// container cannot fake while it runs, so the runtime is asked again
+// however many looks an earlier report used up.
+func (p *Plane) restartRound(w *watched) {
+	p.mu.Lock()
+	w.round, w.looks = true, 0
+	p.mu.Unlock()
+	p.looks.After(w.id, 0)
+}
+
+// endRound closes w's round after the runtime confirmed a change.
+func (p *Plane) endRound(w *watched) {
+	p.mu.Lock()
+	w.round, w.claimed = false, false
+	p.mu.Unlock()
+}
+
+// retry looks again later while the runtime says the container runs (it
+// lags the kernel: containerd reports an exit once its task is deleted,
+// ~100 ms here, seconds under load), with waits growing by half. After
+// maxLooks the round ends, and an exit report it carried is dropped: the
+// safety relist has the last word on the rest.
+func (p *Plane) retry(w *watched) {
+	p.mu.Lock()
+	w.looks++
+	n := w.looks
+	more := n < p.maxLooks
+	var dropped, first bool
+	var code int32
+	if !more {
+		dropped, code = w.claimed, w.claim
+		first = dropped && !w.denied
+		w.round, w.claimed = false, false
+		w.denied = w.denied || dropped
+	}
+	p.mu.Unlock()
+	planeLagging.Inc()
+	if more {
+		d := p.firstLook
+		for range n {
+			d += d / 2
+		}
+		p.looks.After(w.id, d)
+		return
+	}
+	if !dropped {
+		return
+	}
+	planeExitsDropped.Inc()
+	if first {
+		p.cfg.Log.Info("the kernel reported the exit of a container's main process that the runtime says still runs; "+
+			"ignored: a process of the container that is pid 1 of a pid namespace of its own exited "+
+			"(later reports for this container are counted in podline_pleg_kernel_exits_dropped_total)",
+			"uid", w.uid, "container", shortID(w.id), "exitCode", code)
+	}
+}
