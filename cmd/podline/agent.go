@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -233,6 +234,13 @@ func (a *agent) buildNode() error {
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
+	// Container logs are read through no symbolic link, since pods with
+	// a hostPath there can plant them; a --pod-logs-dir that is a link
+	// (the operator's choice) is resolved once, here.
+	logsDir, err := filepath.EvalSymlinks(o.podLogsDir)
+	if err != nil {
+		return fmt.Errorf("--pod-logs-dir: %w", err)
+	}
 	capacity, allocatable, err := nodeResources(o, info)
 	if err != nil {
 		return err
@@ -249,7 +257,7 @@ func (a *agent) buildNode() error {
 		Capacity:    capacity,
 		Allocatable: allocatable,
 		RootDir:     o.rootDir,
-		LogsDir:     o.podLogsDir,
+		LogsDir:     logsDir,
 		Cgroups:     cgroupfs.Layout{Root: o.cgroupRoot, PerQOS: o.cgroupsPerQOS},
 		DNS:         podspec.DNS{ClusterDNS: o.clusterDNS, ClusterDomain: o.clusterDomain, Host: hostDNS},
 		Security: podspec.Security{SeccompDefault: o.seccompDefault, AppArmor: machine.AppArmorEnabled(),
