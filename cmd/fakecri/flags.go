@@ -61,6 +61,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 			return nil
 		})
 	fs.DurationVar(&c.opts.Slow, "slow", 0, "fault: added to every call's latency (a runtime under load)")
+	fs.Func("events", "GetContainerEvents: `stream` (default), end (every stream ends as soon as it opens, as k8s.io/cri-client's fake runtime's) or unimplemented (as containerd 1.6)",
+		func(v string) (err error) {
+			c.opts.Events, err = fake.ParseEventsMode(v)
+			return err
+		})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -121,6 +126,9 @@ func (c *config) describeLatency() string {
 	fmt.Fprintf(&b, "; other calls %v", c.opts.DefaultLatency)
 	if c.opts.Slow > 0 {
 		fmt.Fprintf(&b, "; every call %v slower (--slow)", c.opts.Slow)
+	}
+	if c.opts.Events != fake.EventsStream {
+		fmt.Fprintf(&b, "; GetContainerEvents %s (--events)", c.opts.Events)
 	}
 	for _, h := range c.opts.Hangs {
 		fmt.Fprintf(&b, "; %s hangs for %s (--hang)", h.Method, h.Name)

@@ -91,7 +91,10 @@ func TestParseArgsFaults(t *testing.T) {
 	if !slices.Equal(c.opts.Hangs, want) || c.opts.Slow != time.Second {
 		t.Fatalf("hangs %+v slow %v, want %+v and 1s", c.opts.Hangs, c.opts.Slow, want)
 	}
-	for _, args := range [][]string{{"--hang", "RunPodSandbox"}, {"--hang", "NoSuchCall=x"}, {"--slow", "-1s"}} {
+	if c, err := parseArgs([]string{"--listen", "/tmp/x.sock", "--events", "end"}, io.Discard); err != nil || c.opts.Events != fake.EventsEnd {
+		t.Fatalf("--events end: %q, %v", c.opts.Events, err)
+	}
+	for _, args := range [][]string{{"--hang", "RunPodSandbox"}, {"--hang", "NoSuchCall=x"}, {"--slow", "-1s"}, {"--events", "none"}} {
 		if _, err := parseArgs(append([]string{"--listen", "/tmp/x.sock"}, args...), io.Discard); !errors.Is(err, errUsage) {
 			t.Fatalf("%v: err %v, want a usage error", args, err)
 		}

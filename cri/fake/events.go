@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -18,6 +20,12 @@ type eventStream struct {
 // GetContainerEvents streams container and sandbox lifecycle events until
 // the client goes away or the server stops.
 func (s *Server) GetContainerEvents(_ *runtimeapi.GetEventsRequest, srv runtimeapi.RuntimeService_GetContainerEventsServer) error {
+	switch s.opts.Events {
+	case EventsEnd:
+		return nil
+	case EventsUnimplemented:
+		return status.Error(codes.Unimplemented, "fake: no container event stream (--events=unimplemented)")
+	}
 	st := &eventStream{ch: make(chan *runtimeapi.ContainerEventResponse, s.opts.EventBuffer)}
 	s.mu.Lock()
 	s.streams[st] = struct{}{}

@@ -75,6 +75,8 @@ type Options struct {
 	Hangs []Hang
 	// Slow is added to every call's latency: a runtime under load.
 	Slow time.Duration
+	// Events is how GetContainerEvents answers (default EventsStream).
+	Events EventsMode
 }
 
 // Server is the fake runtime. Create it with New; it is safe for
