@@ -55,6 +55,7 @@ type config struct {
 	probeAgents string
 	scaleRuns   int
 	scalePods   int
+	scaleEvents string // fakecri --events: how the runtime's event stream answers
 	realRuns    int
 	realPods    int
 	realRate    float64
@@ -110,6 +111,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.realAgents, "real-agents", "", "real: run only these of agent[:mode]@config, comma-separated, e.g. 'podline@podline,podline:start-concurrency=0@podline' (default all)")
 	fs.IntVar(&c.scaleRuns, "scale-runs", 0, "scale: runs of each pod count, one per pass over them all (default 3, 1 with -quick)")
 	fs.IntVar(&c.scalePods, "scale-pods", -1, "scale: run only the cases with this many pods, 0 included (default all)")
+	fs.StringVar(&c.scaleEvents, "scale-events", "stream", "scale: the fake CRI's container event stream: stream, end (ends as soon as it opens, as k8s.io/cri-client's fake runtime's) or unimplemented (as containerd 1.6)")
 	fs.IntVar(&c.clusterRuns, "cluster-runs", 0, "cluster: rounds, each running every agent once (default 3, 1 with -quick)")
 	fs.IntVar(&c.clusterPods, "cluster-pods", 0, "cluster: pods per run (default 1000, 50 with -quick)")
 	fs.StringVar(&c.clusterAgents, "cluster-agents", "podline,kubelet", "cluster: agents to run, comma-separated")

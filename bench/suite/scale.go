@@ -63,6 +63,9 @@ func scalePlan(quick bool, sets, only int) []scaleCase {
 type scaleRun struct {
 	Pods int `json:"pods"`
 	Set  int `json:"set"`
+	// Events is the fake CRI's --events: how its container event
+	// stream answers ("stream" unless -scale-events said otherwise).
+	Events string `json:"events,omitempty"`
 
 	// Start: manifests written → every pod Running in /pods. The CPU is
 	// the agent's utime+stime over that span, the watcher's polls of
@@ -107,6 +110,9 @@ type scaleRun struct {
 	IdleRunPercent    float64 `json:"idle_run_percent"`
 	IdleWakeupsPerSec float64 `json:"idle_wakeups_per_sec"`
 	RSSAfterIdleMiB   float64 `json:"rss_after_idle_mib"`
+	// RuntimeIdleCPUPercent is the fake CRI's utime+stime over the same
+	// window: what the agent's calls cost the runtime.
+	RuntimeIdleCPUPercent float64 `json:"runtime_idle_cpu_percent"`
 
 	Get getCost `json:"get_pods"`
 
@@ -140,7 +146,7 @@ func (s *suite) scaleScenario(ctx context.Context, out string) error {
 }
 
 func (s *suite) scaleCase(ctx context.Context, sc scaleCase, label string) (scaleRun, error) {
-	res := scaleRun{Pods: sc.pods, Set: sc.set, AgentPulls: -1, AgentPullsShared: -1, Goroutines: -1}
+	res := scaleRun{Pods: sc.pods, Set: sc.set, Events: s.cfg.scaleEvents, AgentPulls: -1, AgentPullsShared: -1, Goroutines: -1}
 	dir, err := os.MkdirTemp(s.tmp, "scale-")
 	if err != nil {
 		return res, err
@@ -148,7 +154,7 @@ func (s *suite) scaleCase(ctx context.Context, sc scaleCase, label string) (scal
 	defer os.RemoveAll(dir)
 	control := filepath.Join(dir, "control.sock")
 	progress("%s: starting", label)
-	f, err := startFakeCRI(ctx, s.fakecri, dir, fakeC, "--preload", scalePreload, "--control", control)
+	f, err := startFakeCRI(ctx, s.fakecri, dir, fakeC, "--preload", scalePreload, "--control", control, "--events", s.cfg.scaleEvents)
 	if err != nil {
 		return res, err
 	}
@@ -175,7 +181,7 @@ func (s *suite) scaleCase(ctx context.Context, sc scaleCase, label string) (scal
 	res.Calls = calls
 	res.PullImage = map[string]int64{image: calls["PullImage"]}
 
-	if err := s.scaleFootprint(ctx, a, &res, label); err != nil {
+	if err := s.scaleFootprint(ctx, a, f.pid(), &res, label); err != nil {
 		return res, err
 	}
 	res.Get = measureGets(ctx, a.pid(), a.client().Get, portReadOnly, "/pods", scaleGets, res.IdleCPUPercent)
@@ -226,7 +232,7 @@ func scaleStart(ctx context.Context, a agent, w *podWriter, res *scaleRun, label
 
 // scaleFootprint lets the agent settle, reads its memory, then measures
 // its idle CPU with nobody talking to it.
-func (s *suite) scaleFootprint(ctx context.Context, a agent, res *scaleRun, label string) error {
+func (s *suite) scaleFootprint(ctx context.Context, a agent, runtimePid int, res *scaleRun, label string) error {
 	settle := scaleSettle
 	if s.cfg.quick {
 		settle = s.settle()
@@ -261,6 +267,10 @@ func (s *suite) scaleFootprint(ctx context.Context, a agent, res *scaleRun, labe
 	if err != nil {
 		return fmt.Errorf("agent CPU before the idle window: %w", err)
 	}
+	r0, err := procstat.Read(runtimePid, false)
+	if err != nil {
+		return fmt.Errorf("runtime CPU before the idle window: %w", err)
+	}
 	t0 := time.Now()
 	if err := sleep(ctx, s.cfg.idleWindow); err != nil {
 		return err
@@ -272,14 +282,19 @@ func (s *suite) scaleFootprint(ctx context.Context, a agent, res *scaleRun, labe
 	if err != nil {
 		return fmt.Errorf("agent CPU after the idle window: %w", err)
 	}
+	r1, err := procstat.Read(runtimePid, false)
+	if err != nil {
+		return fmt.Errorf("runtime CPU after the idle window: %w", err)
+	}
 	secs := time.Since(t0).Seconds()
+	res.RuntimeIdleCPUPercent = 100 * (r1.CPUSeconds() - r0.CPUSeconds()) / secs
 	run, sw := c1.Since(c0)
 	res.IdleWindowSec = secs
 	res.IdleCPUPercent = 100 * (c1.CPUSeconds() - c0.CPUSeconds()) / secs
 	res.IdleRunPercent = 100 * float64(run) / 1e9 / secs
 	res.IdleWakeupsPerSec = float64(sw) / secs
 	res.RSSAfterIdleMiB = mib(float64(c1.RSS))
-	progress("%s: idle %.3f%% of a core (schedstat %.3f%%), %.0f wakeups/s over %.0fs", label, res.IdleCPUPercent, res.IdleRunPercent, res.IdleWakeupsPerSec, secs)
+	progress("%s: idle %.3f%% of a core (schedstat %.3f%%), %.0f wakeups/s over %.0fs; runtime %.3f%%", label, res.IdleCPUPercent, res.IdleRunPercent, res.IdleWakeupsPerSec, secs, res.RuntimeIdleCPUPercent)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -99,7 +100,11 @@ func scaleMarkdown(run *result.Run, quick bool, settle, window time.Duration, ru
 	fmt.Fprintf(&b, "- start: manifests written → all Running in /pods, polled every max(50 ms, N × 0.1 ms); agent CPU is utime+stime over that span, polls included (estimated beside, per run). PullImage: the fake CRI's calls at that moment; the fake counts per method, and the pods' image is the only one it lacked\n")
 	fmt.Fprintf(&b, "- then %s alone: RSS (VmRSS) and Go heap (go_memstats_* of /metrics); 5 s later idle CPU over %s, nobody talking to the agent. Then %d GET /pods on the read-only port (measureGets: CPU per request, body size)\n", settle, window, scaleGets)
 	b.WriteString("- delete: every manifest removed at once → the fake CRI lists no sandbox (in any state; asked over its socket, which costs the agent nothing) and then /pods lists no pod; agent CPU over that span\n")
-	b.WriteString("- per pod: (figure − the same set's N=0 figure) / N; heap is go_memstats_heap_inuse_bytes. A set is one pass over every N\n\n")
+	b.WriteString("- per pod: (figure − the same set's N=0 figure) / N; heap is go_memstats_heap_inuse_bytes. A set is one pass over every N\n")
+	if ev := eventsOf(runs); ev != "stream" {
+		fmt.Fprintf(&b, "- the fake CRI's container event stream: **%s** (`--events`; stream: follows every change, end: ends as soon as it opens, as k8s.io/cri-client's fake runtime's, unimplemented: as containerd 1.6)\n", ev)
+	}
+	b.WriteString("\n")
 
 	keys, by := scaleByPods(runs)
 	b.WriteString("## Medians (min–max over runs)\n\n")
@@ -171,7 +176,7 @@ func scaleMarkdown(run *result.Run, quick bool, settle, window time.Duration, ru
 // ticks round to zero.
 func writeIdleFlat(b *strings.Builder, keys []int, by map[int][]scaleRun) {
 	b.WriteString("\n## Idle CPU against pods (should be flat)\n\n")
-	b.WriteString("| pods | runs | idle CPU % of a core | schedstat % | wakeups/s | median − 0 pods, CPU % | median − 0 pods, schedstat % |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| pods | runs | idle CPU % of a core | schedstat % | wakeups/s | median − 0 pods, CPU % | median − 0 pods, schedstat % | runtime CPU % |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	cpu := func(r scaleRun) float64 { return r.IdleCPUPercent }
 	sched := func(r scaleRun) float64 { return r.IdleRunPercent }
 	diff := func(rs []scaleRun, get func(scaleRun) float64) string {
@@ -185,11 +190,12 @@ func writeIdleFlat(b *strings.Builder, keys []int, by map[int][]scaleRun) {
 	}
 	for _, n := range keys {
 		rs := by[n]
-		fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %s | %s |\n", n, len(rs),
+		fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %s | %s | %s |\n", n, len(rs),
 			medCell(of(rs, cpu), 3),
 			medCell(of(rs, sched), 3),
 			medCell(of(rs, func(r scaleRun) float64 { return r.IdleWakeupsPerSec }), 1),
-			diff(rs, cpu), diff(rs, sched))
+			diff(rs, cpu), diff(rs, sched),
+			medCell(of(rs, func(r scaleRun) float64 { return r.RuntimeIdleCPUPercent }), 3))
 	}
 }
 
@@ -212,4 +218,22 @@ func writeScale(out string, s *suite, runs []scaleRun, failed []string) (string,
 	md := scaleMarkdown(s.run, s.cfg.quick, settle, s.cfg.idleWindow, runs, failed, plots)
 	err := writeCases(out, "scale", s.run, perPod(runs), failed, md)
 	return md, errors.Join(err, plotErr)
+}
+
+// eventsOf names the event stream the runs had; runs from before the
+// field was recorded had a working one.
+func eventsOf(runs []scaleRun) string {
+	seen := map[string]bool{}
+	var names []string
+	for _, r := range runs {
+		ev := cmp.Or(r.Events, "stream")
+		if !seen[ev] {
+			seen[ev] = true
+			names = append(names, ev)
+		}
+	}
+	if len(names) == 0 {
+		return "stream"
+	}
+	return strings.Join(names, ", ")
 }
