@@ -15,8 +15,12 @@ import (
 
 // Interactive streams (exec, attach, port-forward) are served by the
 // runtime's own streaming server: podline asks the runtime for a one-time
-// URL and relays the upgraded connection to it, SPDY or WebSocket alike,
-// without looking into it. The runtime's server listens on loopback only.
+// URL and relays the upgraded connection to it without looking into it,
+// for every protocol the runtime speaks: SPDY/3.1 and WebSocket up to
+// v4.channel.k8s.io. Two protocols the runtime does not speak are carried
+// by podline, as the kubelet carries them: WebSocket v5 exec and attach
+// (stream_translate.go) and SPDY tunneled in WebSocket for port-forward
+// (stream_tunnel.go). The runtime's server listens on loopback only.
 
 // flag reads a boolean query parameter as the API server sends it ("1")
 // and as direct clients write it ("true").
@@ -100,7 +104,7 @@ func (s *Secure) exec(w http.ResponseWriter, r *http.Request) {
 	}
 	loc, err := s.Streamer.Exec(r.Context(), &runtimeapi.ExecRequest{
 		ContainerId: ss.id, Cmd: cmd, Tty: ss.tty, Stdin: ss.stdin, Stdout: ss.stdout, Stderr: ss.stderr})
-	s.relay(w, r, "exec", loc, err)
+	s.serveSession(w, r, "exec", loc, err, ss)
 }
 
 func (s *Secure) attach(w http.ResponseWriter, r *http.Request) {
@@ -110,7 +114,7 @@ func (s *Secure) attach(w http.ResponseWriter, r *http.Request) {
 	}
 	loc, err := s.Streamer.Attach(r.Context(), &runtimeapi.AttachRequest{
 		ContainerId: ss.id, Tty: ss.tty, Stdin: ss.stdin, Stdout: ss.stdout, Stderr: ss.stderr})
-	s.relay(w, r, "attach", loc, err)
+	s.serveSession(w, r, "attach", loc, err, ss)
 }
 
 func (s *Secure) portForward(w http.ResponseWriter, r *http.Request) {
@@ -133,21 +137,51 @@ func (s *Secure) portForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	loc, err := s.Streamer.PortForward(r.Context(), &runtimeapi.PortForwardRequest{PodSandboxId: id, Port: ports})
-	s.relay(w, r, "portforward", loc, err)
+	u, ok := s.location(w, "portforward", loc, err)
+	if !ok {
+		return
+	}
+	if wantsTunnel(r) {
+		s.tunnel(w, r, u)
+		return
+	}
+	s.relay(w, r, u)
 }
 
-// relay hands the connection to the runtime's streaming server at loc.
-func (s *Secure) relay(w http.ResponseWriter, r *http.Request, what, loc string, err error) {
+// serveSession carries an exec or attach to the runtime's streaming
+// server at loc: translated when the client speaks WebSocket v5, relayed otherwise.
+func (s *Secure) serveSession(w http.ResponseWriter, r *http.Request, what, loc string, err error, ss session) {
+	u, ok := s.location(w, what, loc, err)
+	if !ok {
+		return
+	}
+	if wantsStreamClose(r) {
+		s.translate(w, r, what, u, ss)
+		return
+	}
+	s.relay(w, r, u)
+}
+
+// location checks the runtime's answer to a stream request; false means
+// the client was answered. From here on the session may last hours: the
+// server's deadlines come off.
+func (s *Secure) location(w http.ResponseWriter, what, loc string, err error) (*url.URL, bool) {
 	if err != nil {
 		httpError(w, fmt.Errorf("%s: %w", what, err))
-		return
+		return nil, false
 	}
 	u, err := url.Parse(loc)
 	if err != nil || !u.IsAbs() {
 		httpError(w, fmt.Errorf("%s: the runtime answered with no usable URL %q", what, loc))
-		return
+		return nil, false
 	}
 	lift(w)
+	return u, true
+}
+
+// relay hands the connection to the runtime's streaming server at u.
+func (s *Secure) relay(w http.ResponseWriter, r *http.Request, u *url.URL) {
+	streamsRelayed.Inc()
 	h := proxy.NewUpgradeAwareHandler(u, nil, false, true, relayErrors{s.logger()})
 	h.ServeHTTP(w, r)
 }
@@ -157,6 +191,7 @@ type relayErrors struct{ log *slog.Logger }
 
 func (e relayErrors) Error(w http.ResponseWriter, r *http.Request, err error) {
 	// The runtime's address is the node's business, not the caller's.
+	streamsFailed.Inc()
 	e.log.Warn("stream relay failed", "path", r.URL.Path, "err", err)
 	http.Error(w, "stream: the runtime's streaming server did not take the session", http.StatusBadGateway)
 }
