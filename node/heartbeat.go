@@ -76,7 +76,10 @@ type Heartbeat struct {
 	// Owned by the status loop.
 	lastReport  time.Time
 	reportDelay time.Duration
-	jitter      func() float64 // in [0, 1)
+	// declaredDropped: the API server dropped status.declaredFeatures
+	// from a write, so podline stops offering them.
+	declaredDropped bool
+	jitter          func() float64 // in [0, 1)
 	// Owned by the lease loop.
 	lease *coordinationv1.Lease
 	// backoff is the first wait after a failed registration or lease

@@ -28,7 +28,9 @@ func initialNode(c *Config, now time.Time, h Health) (*v1.Node, []string) {
 	if len(c.Taints) > 0 {
 		n.Spec.Taints = append([]v1.Taint(nil), c.Taints...)
 	}
-	return n, setStatus(n, c, now, h)
+	events := setStatus(n, c, now, h)
+	setDeclaredFeatures(&n.Status, false)
+	return n, events
 }
 
 // setStatus overwrites the parts of n's status that podline owns with what

@@ -81,6 +81,7 @@ func (h *Heartbeat) tryUpdateStatus(ctx context.Context, try int, hl Health) err
 	cur := old.DeepCopy()
 	relabeled := ensureRuntimeLabels(cur)
 	events := setStatus(cur, &h.cfg, now, hl)
+	setDeclaredFeatures(&cur.Status, h.declaredDropped)
 	changed := relabeled || statusChanged(&old.Status, &cur.Status)
 	if !changed && now.Sub(h.lastReport) < h.cfg.ReportFrequency+h.reportDelay {
 		statusUnchanged.Inc()
@@ -94,9 +95,15 @@ func (h *Heartbeat) tryUpdateStatus(ctx context.Context, try int, hl Health) err
 	} else {
 		h.reportDelay = 0
 	}
-	if _, err := h.patchStatus(ctx, old, cur); err != nil {
+	written, err := h.patchStatus(ctx, old, cur)
+	if err != nil {
 		statusErrors.Inc()
 		return err
+	}
+	if dropsDeclaredFeatures(&cur.Status, &written.Status) {
+		h.declaredDropped = true
+		h.cfg.Log.Info("the API server does not keep the node's declared features (NodeDeclaredFeatures is off or unknown there): "+
+			"it will translate WebSocket exec, attach and port-forward to SPDY itself", "node", h.cfg.Name)
 	}
 	h.lastReport = now
 	h.record(events)
