@@ -70,7 +70,8 @@ func secretEntries(s *v1.Secret) ([]configEntry, error) {
 	out := make([]configEntry, 0, len(locs))
 	for _, loc := range locs {
 		e := auths[loc]
-		cred := Credential{Username: e.Username, Password: e.Password, Secret: s.Namespace + "/" + s.Name}
+		cred := Credential{Username: e.Username, Password: e.Password, Email: e.Email,
+			Secret: s.Namespace + "/" + s.Name, SecretUID: string(s.UID)}
 		if e.Auth != "" {
 			var err error
 			if cred.Username, cred.Password, err = decodeAuth(e.Auth); err != nil {

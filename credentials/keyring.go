@@ -14,8 +14,14 @@ import (
 type Credential struct {
 	Username string
 	Password string
-	// Secret is the "namespace/name" of the pull secret it came from.
-	Secret string
+	// Email is kept from the docker config only for Hash: registries
+	// ignore it.
+	Email string
+	// Secret is the "namespace/name" of the pull secret it came from, and
+	// SecretUID that secret's UID: what the node's records of image
+	// pulls remember of it.
+	Secret    string
+	SecretUID string
 }
 
 // Lookup returns the credentials the pod's pull secrets hold for image, in
