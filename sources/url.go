@@ -12,6 +12,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/internal/redact"
 )
 
 const (
@@ -28,7 +30,10 @@ const (
 // pods. Until a first good body arrives nothing is delivered, so the merger
 // does not count the source as seen.
 type URLSource struct {
-	url      string
+	url string
+	// shown is url as the log and errors show it, its credentials
+	// redacted; url itself goes only into requests and the pods' UIDs.
+	shown    string
 	header   http.Header
 	nodeName string
 	period   time.Duration
@@ -53,7 +58,7 @@ func NewURLSource(url string, header http.Header, nodeName string, period time.D
 		period = DefaultHTTPCheckPeriod
 	}
 	return &URLSource{
-		url: url, header: header.Clone(), nodeName: nodeName, period: period, merger: merger,
+		url: url, shown: redact.URL(url), header: header.Clone(), nodeName: nodeName, period: period, merger: merger,
 		log:    log.With("source", HTTPSource),
 		client: &http.Client{Timeout: min(period, maxFetchTime)},
 	}
@@ -112,7 +117,7 @@ func (s *URLSource) sync(ctx context.Context) {
 func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
-		return nil, newClassError(ErrFetch, err.Error(), err)
+		return nil, s.fetchError(err)
 	}
 	req.Header = s.header.Clone()
 	if host := s.header.Get("Host"); host != "" {
@@ -120,7 +125,7 @@ func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, newClassError(ErrFetch, err.Error(), err)
+		return nil, s.fetchError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -136,7 +141,7 @@ func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 		buf.Grow(int(resp.ContentLength) + bytes.MinRead) // one allocation, not a doubling series
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxManifestBytes+1)); err != nil {
-		return nil, newClassError(ErrFetch, err.Error(), err)
+		return nil, s.fetchError(err)
 	}
 	if buf.Len() > maxManifestBytes {
 		return nil, errTooLarge("body", 0)
@@ -144,16 +149,25 @@ func (s *URLSource) fetch(ctx context.Context) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// fail keeps the current pods and reports why, with the URL and the field.
-// An error repeating every period is logged at error level only once.
+// fetchError is a failed request as an ErrFetch, without the credentials
+// net/http's client errors show: they carry the URL (the manifest URL or
+// a redirect's) with its user and query.
+func (s *URLSource) fetchError(err error) error {
+	err = redact.Error(err, s.url)
+	return newClassError(ErrFetch, err.Error(), err)
+}
+
+// fail keeps the current pods and reports why, with the URL (redacted)
+// and the field. An error repeating every period is logged at error level
+// only once.
 func (s *URLSource) fail(err error) error {
-	err = fmt.Errorf("%s: %w", s.url, err)
+	err = fmt.Errorf("%s: %w", s.shown, redact.Error(err, s.url))
 	httpManifestErrors.Inc()
 	level := slog.LevelError
 	if prev := s.Err(); prev != nil && prev.Error() == err.Error() {
 		level = slog.LevelDebug
 	}
-	s.log.Log(context.Background(), level, "bad pod manifest URL; keeping the pods it defined before", "url", s.url, "err", err)
+	s.log.Log(context.Background(), level, "bad pod manifest URL; keeping the pods it defined before", "url", s.shown, "err", err)
 	s.setErr(err)
 	return err
 }
