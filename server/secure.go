@@ -66,6 +66,10 @@ type Secure struct {
 	// Debugging serves /debug/pprof/ (--enable-debugging-handlers).
 	Debugging bool
 	Log       *slog.Logger
+
+	// Cmdline is what /debug/pprof/cmdline shows: the command line with
+	// its credentials redacted (see cmdline.go).
+	Cmdline []string
 }
 
 func (s *Secure) logger() *slog.Logger {
@@ -112,7 +116,7 @@ func (s *Secure) Handler() http.Handler {
 		debug("POST /checkpoint/{namespace}/{pod}/{container}", http.HandlerFunc(s.checkpoint))
 	}
 	debug("GET /debug/pprof/", progressing(http.HandlerFunc(pprof.Index)))
-	debug("GET /debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
+	debug("GET /debug/pprof/cmdline", cmdline(s.Cmdline))
 	debug("GET /debug/pprof/profile", progressing(http.HandlerFunc(pprof.Profile)))
 	debug("GET /debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
 	debug("GET /debug/pprof/trace", progressing(http.HandlerFunc(pprof.Trace)))

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podline/podline/internal/redact"
 	"github.com/podline/podline/node"
 	"github.com/podline/podline/sources"
 )
@@ -107,7 +108,7 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 		StaticPodPath:             o.podManifestPath,
 		FileCheckFrequency:        duration(o.fileCheckFrequency),
 		HTTPCheckFrequency:        duration(o.httpCheckFrequency),
-		StaticPodURL:              o.manifestURL,
+		StaticPodURL:              redact.URL(o.manifestURL),
 		Address:                   o.address,
 		Port:                      int32(o.port),
 		ReadOnlyPort:              int32(o.readOnlyPort),
@@ -165,7 +166,7 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 	if headers, err := sources.ParseHeaders(o.manifestURLHeader); err == nil && len(headers) > 0 {
 		c.StaticPodURLHeader = make(map[string][]string, len(headers))
 		for k := range headers {
-			c.StaticPodURLHeader[k] = []string{"<redacted>"}
+			c.StaticPodURLHeader[k] = []string{redact.Mark}
 		}
 	}
 	return c

@@ -77,7 +77,7 @@ func TestConfigzIsTheKubeletsShape(t *testing.T) {
 	if h := k.StaticPodURLHeader["Authorization"]; len(h) != 1 || h[0] != "<redacted>" {
 		t.Errorf("staticPodURLHeader %v: want the name with its value redacted", k.StaticPodURLHeader)
 	}
-	if got.Podline["pipeline-window"] != "512" || got.Podline["manifest-url-header"] != "<redacted>" {
+	if got.Podline["pipeline-window"] != "512" || got.Podline["manifest-url-header"] != "Authorization:<redacted>" {
 		t.Errorf("podline flags: window %q, header %q", got.Podline["pipeline-window"], got.Podline["manifest-url-header"])
 	}
 }

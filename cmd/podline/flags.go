@@ -25,6 +25,11 @@ type options struct {
 	fileCheckFrequency time.Duration
 	manifestURL        string
 	manifestURLHeader  listFlag
+
+	// The same, from files: credentials kept out of argv.
+	manifestURLFile       string
+	manifestURLHeaderFile string
+
 	httpCheckFrequency time.Duration
 	hostnameOverride   string
 	nodeIP             string
@@ -88,6 +93,9 @@ type options struct {
 
 	// flagValues is every flag's value, for /configz.
 	flagValues map[string]string
+	// cmdline is the command line as /debug/pprof/cmdline shows it,
+	// credentials redacted.
+	cmdline []string
 }
 
 // stageWorkersFlag parses "stage=n" pairs over the defaults.
@@ -140,6 +148,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.DurationVar(&o.fileCheckFrequency, "file-check-frequency", sources.DefaultFileCheckPeriod, "Full rescan period of --pod-manifest-path, on top of inotify.")
 	fs.StringVar(&o.manifestURL, "manifest-url", "", "URL to poll for pod manifests.")
 	fs.Var(&o.manifestURLHeader, "manifest-url-header", "Headers for --manifest-url requests, 'key:value' (comma-separated, repeatable).")
+	fs.StringVar(&o.manifestURLFile, "manifest-url-file", "", "File holding the --manifest-url (mode 0600), so credentials in it are not on the command line.")
+	fs.StringVar(&o.manifestURLHeaderFile, "manifest-url-header-file", "", "File of --manifest-url-header headers, one 'Key: value' a line (mode 0600), so credentials in them are not on the command line.")
 	fs.DurationVar(&o.httpCheckFrequency, "http-check-frequency", sources.DefaultHTTPCheckPeriod, "Polling period of --manifest-url.")
 	fs.StringVar(&o.hostnameOverride, "hostname-override", "", "Node name to use instead of the hostname.")
 	fs.StringVar(&o.nodeIP, "node-ip", "", "Node IP address reported as the host IP; default: the source address of the default route.")

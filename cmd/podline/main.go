@@ -47,17 +47,23 @@ func run(ctx context.Context, args []string) int {
 		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
 		return 2
 	}
+	if err := o.loadManifestSecrets(); err != nil {
+		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
+		return 2
+	}
 	if err := o.absolutePaths(); err != nil {
 		fmt.Fprintf(os.Stderr, "podline: %v\n", err)
 		return 2
 	}
 	o.flagValues = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { o.flagValues[f.Name] = f.Value.String() })
+	o.cmdline = redactedArgs(fs, os.Args[0], args)
 	level := slog.LevelInfo
 	if o.verbosity >= 4 {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	o.warnArgvSecrets(log)
 
 	a, err := newAgent(ctx, &o, log)
 	if err != nil {

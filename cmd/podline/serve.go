@@ -104,6 +104,7 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 		Configz:       a.o.configz,
 		Debugging:     o.debuggingHandlers,
 		Log:           a.log,
+		Cmdline:       a.o.cmdline,
 	}
 	h := auth.Filter(secure.Handler(), authn, authz, a.node.Name, a.log)
 	addr := net.JoinHostPort(a.o.address, strconv.Itoa(a.o.port))
@@ -156,21 +157,4 @@ func (a *agent) servingCertManager() (certificate.Manager, error) {
 		Usages:           []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth},
 		CertificateStore: store,
 	})
-}
-
-// secretFlags hold credentials: /configz shows that they are set, not
-// what they are.
-var secretFlags = []string{"manifest-url-header"}
-
-func redacted(flags map[string]string) map[string]string {
-	out := make(map[string]string, len(flags))
-	for k, v := range flags {
-		out[k] = v
-	}
-	for _, k := range secretFlags {
-		if out[k] != "" {
-			out[k] = "<redacted>"
-		}
-	}
-	return out
 }
