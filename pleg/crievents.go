@@ -38,10 +38,11 @@ var (
 	criEventsReconnects = metrics.NewCounter(`podline_pleg_cri_events_reconnects_total`)
 )
 
-// ErrEventsUnsupported is what Healthy returns once the runtime turned out
-// not to offer GetContainerEvents (containerd 1.6): not a fault of the node,
-// the relist carries the load alone.
-var ErrEventsUnsupported = errors.New("the runtime offers no container event stream")
+// ErrEventsUnsupported is what Healthy returns while the runtime offers no
+// working GetContainerEvents: it answers Unimplemented (containerd 1.6) or
+// ends every stream as soon as it opens. Not a fault of the node: the
+// kernel's events and a relist carry the load (crievents_absent.go).
+var ErrEventsUnsupported = errors.New("the runtime offers no working container event stream")
 
 // Reconnect back-off, between attempts that reached the runtime (a
 // cri.Client's open waits while the runtime is unreachable, so a restart
@@ -78,6 +79,15 @@ type CRIEvents struct {
 
 	// Owned by the Run goroutine.
 	objects objectTable
+
+	// The stream's absence (crievents_absent.go). unsupported is set while
+	// it is absent; absentSince (unix ns) is when that began.
+	deadWithin    time.Duration
+	standInPeriod time.Duration
+	retryIn       time.Duration // owned by the Run goroutine
+	// warnedBreak: the last stream's break was warned of (Run goroutine).
+	warnedBreak bool
+	absentSince atomic.Int64
 }
 
 // NewCRIEvents returns an event source. notify is called once per event
@@ -87,11 +97,13 @@ type CRIEvents struct {
 func NewCRIEvents(rt EventRuntime, cache *Cache, notify func(types.UID), resync func(context.Context) error, log *slog.Logger) *CRIEvents {
 	return &CRIEvents{
 		rt: rt, cache: cache, notify: notify, resync: resync, log: log,
-		minBackoff:   eventsMinBackoff,
-		maxBackoff:   eventsMaxBackoff,
-		healthyAfter: eventsHealthyAfter,
-		sleep:        sleepCtx,
-		objects:      newObjectTable(),
+		minBackoff:    eventsMinBackoff,
+		maxBackoff:    eventsMaxBackoff,
+		healthyAfter:  eventsHealthyAfter,
+		sleep:         sleepCtx,
+		objects:       newObjectTable(),
+		deadWithin:    eventsDeadWithin,
+		standInPeriod: StandInPeriod(true),
 	}
 }
 
@@ -117,49 +129,74 @@ func (s *CRIEvents) Healthy() error {
 }
 
 // Run follows the event stream until ctx ends, reconnecting with back-off
-// whenever it breaks. It returns early, after one log line, when the
-// runtime does not implement the stream.
+// whenever it breaks. A runtime whose stream is absent (answers
+// Unimplemented, or ends each stream as soon as it opens) is relisted in
+// the stream's stead and its stream tried again rarely.
 func (s *CRIEvents) Run(ctx context.Context) {
 	delay := s.minBackoff
+	dead := 0 // streams in a row that ended as soon as they opened
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if !s.sleep(ctx, delay) {
-				return
+			if s.unsupported.Load() {
+				if !s.standIn(ctx) {
+					return
+				}
+			} else {
+				if !s.sleep(ctx, delay) {
+					return
+				}
+				delay = min(2*delay, s.maxBackoff)
 			}
 			criEventsReconnects.Inc()
-			delay = min(2*delay, s.maxBackoff)
 		}
 		start := time.Now()
-		connected, err := s.follow(ctx)
+		out := s.follow(ctx)
 		if ctx.Err() != nil {
-			return
-		}
-		if errors.Is(err, ErrEventsUnsupported) {
-			s.unsupported.Store(true)
-			s.log.Info("the runtime has no container event stream; pod state comes from relists alone", "err", err)
 			return
 		}
 		if time.Since(start) >= s.healthyAfter {
 			delay = s.minBackoff
 		}
-		// One warning per outage, not one per attempt while it lasts.
-		if connected {
-			s.log.Warn("container event stream broke; reconnecting", "err", err, "retryIn", delay)
-		} else {
-			s.log.Debug("container event stream unavailable", "err", err, "retryIn", delay)
+		switch {
+		case errors.Is(out.err, ErrEventsUnsupported):
+			s.markAbsent(true, out.err)
+		case out.dead:
+			if dead++; dead >= eventsDeadInARow || s.unsupported.Load() {
+				s.markAbsent(false, out.err)
+			} else {
+				s.log.Debug("container event stream ended as soon as it opened", "err", out.err, "inARow", dead, "retryIn", delay)
+			}
+		case s.unsupported.Load():
+			// A try of the absent stream that could not open: the next
+			// try is due later.
+			s.log.Debug("container event stream still absent", "err", out.err, "retryIn", s.retryIn)
+		case out.connected:
+			// One warning per outage, not one per attempt while it lasts.
+			dead = 0
+			s.warnedBreak = true
+			s.log.Warn("container event stream broke; reconnecting", "err", out.err, "retryIn", delay)
+		default:
+			s.log.Debug("container event stream unavailable", "err", out.err, "retryIn", delay)
 		}
 	}
 }
 
+// followed is how one connection ended: connected when it got as far as
+// receiving, dead when it then ended as soon as it opened (no event, its
+// first Recv failing within deadWithin), and always an error.
+type followed struct {
+	connected, dead bool
+	err             error
+}
+
 // follow runs one connection: open, resync, then apply events until the
-// stream breaks. It always returns an error; connected tells whether the
-// connection got as far as delivering events.
-func (s *CRIEvents) follow(ctx context.Context) (connected bool, err error) {
+// stream breaks.
+func (s *CRIEvents) follow(ctx context.Context) followed {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel() // releases the stream on every return
 	stream, err := s.rt.ContainerEvents(sctx)
 	if err != nil {
-		return false, classifyStreamErr("open container event stream", err)
+		return followed{err: classifyStreamErr("open container event stream", err)}
 	}
 	// The stream is open, so the runtime queues events for us while the
 	// resync lists; they are applied afterwards and merge monotonically.
@@ -167,24 +204,38 @@ func (s *CRIEvents) follow(ctx context.Context) (connected bool, err error) {
 		if err := s.resync(ctx); err != nil {
 			// Without it the cache may miss what happened while the stream
 			// was down; reconnecting retries both.
-			return false, fmt.Errorf("resync after connecting the event stream: %w", err)
+			return followed{err: fmt.Errorf("resync after connecting the event stream: %w", err)}
 		}
 	}
 	s.objects.prune(s.cache, time.Now())
 	brokeAt := s.changedAt.Load()
 	s.setConnected(true)
 	defer s.setConnected(false)
-	if brokeAt != 0 {
+	if s.warnedBreak {
 		// The warning at the break has its pair: when the runtime was
 		// back for podline, which a restart's convergence is timed from.
+		s.warnedBreak = false
 		s.log.Info("container event stream reconnected", "down", time.Since(time.Unix(0, brokeAt)).Round(time.Millisecond))
 	} else {
 		s.log.Debug("container event stream connected")
 	}
-	for {
+	// A stream that outlives deadWithin works, events or not (an idle
+	// node has none to send).
+	receiving := time.Now()
+	lived := time.AfterFunc(s.deadWithin, s.proven)
+	defer lived.Stop()
+	for delivered := false; ; delivered = true {
 		ev, err := stream.Recv()
 		if err != nil {
-			return true, classifyStreamErr("receive container event", err)
+			return followed{
+				connected: true,
+				dead:      !delivered && time.Since(receiving) < s.deadWithin,
+				err:       classifyStreamErr("receive container event", err),
+			}
+		}
+		if !delivered {
+			lived.Stop()
+			s.proven()
 		}
 		s.handle(ev)
 	}

@@ -2,7 +2,6 @@ package pleg
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
@@ -50,6 +48,7 @@ func TestCRIEventsBackoff(t *testing.T) {
 	var resyncs atomic.Int32
 	s := NewCRIEvents(rt, NewCache(), func(types.UID) {}, func(context.Context) error { resyncs.Add(1); return nil }, quietLog())
 	s.minBackoff, s.maxBackoff, s.healthyAfter = 1*ms, 4*ms, 50*ms
+	s.deadWithin = 30 * ms // the 60 ms stream lived
 	delays := recordSleeps(s)
 	reconnects := criEventsReconnects.Get()
 
@@ -117,43 +116,6 @@ func TestCRIEventsResyncFailureReconnects(t *testing.T) {
 	waitFor(t, "a connection", 2*time.Second, s.Connected)
 	if rt.openCount() != 3 || resyncs.Load() != 3 {
 		t.Fatalf("%d opens, %d resyncs; want 3 each", rt.openCount(), resyncs.Load())
-	}
-}
-
-func TestCRIEventsUnimplementedStream(t *testing.T) {
-	// cri.Client reports a missing GetContainerEvents on the first Recv.
-	sock, srv := fake.Listen(t, fake.Options{})
-	srv.Inject("GetContainerEvents", codes.Unimplemented, -1)
-	var resyncs atomic.Int32
-	s := NewCRIEvents(dialFake(t, sock), NewCache(), func(types.UID) {}, func(context.Context) error { resyncs.Add(1); return nil }, quietLog())
-	done, _ := runEvents(t, s)
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run keeps going against a runtime without the event stream")
-	}
-	time.Sleep(50 * time.Millisecond)
-	if got := srv.Calls("GetContainerEvents"); got != 1 {
-		t.Fatalf("GetContainerEvents called %d times, want 1", got)
-	}
-	if err := s.Healthy(); !errors.Is(err, ErrEventsUnsupported) || s.Connected() {
-		t.Fatalf("Healthy() = %v, Connected %v", err, s.Connected())
-	}
-	if resyncs.Load() != 1 {
-		t.Fatalf("%d resyncs, want the one after opening", resyncs.Load())
-	}
-
-	// Another client may refuse at the open already.
-	rt := &scriptRuntime{steps: []step{{openErr: fmt.Errorf("open: %w", cri.ErrUnimplemented)}}}
-	s = NewCRIEvents(rt, NewCache(), func(types.UID) {}, nil, quietLog())
-	done, _ = runEvents(t, s)
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Fatal("Run keeps going after the open was refused as unimplemented")
-	}
-	if rt.openCount() != 1 || !errors.Is(s.Healthy(), ErrEventsUnsupported) {
-		t.Fatalf("%d opens, Healthy() = %v", rt.openCount(), s.Healthy())
 	}
 }
 

@@ -20,15 +20,16 @@ func TestCRIEventsLogsReconnect(t *testing.T) {
 	const ms = time.Millisecond
 	rt := &scriptRuntime{steps: []step{
 		{openErr: errDown}, {openErr: errDown}, // not connected yet
-		{end: io.EOF}, // first connection, breaks
+		{hold: 20 * ms, end: io.EOF}, // first connection, breaks
 		{openErr: errDown}, {openErr: errDown},
-		{end: io.EOF}, // back, breaks again
+		{hold: 20 * ms, end: io.EOF}, // back, breaks again
 		// then a stream that stays open
 	}}
 	var out podtest.LogBuffer
 	log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	s := NewCRIEvents(rt, NewCache(), func(types.UID) {}, func(context.Context) error { return nil }, log)
 	s.minBackoff, s.maxBackoff = 1*ms, 2*ms
+	s.deadWithin = 10 * ms // the streams lived before they broke
 
 	runEvents(t, s)
 	waitFor(t, "the last stream", 2*time.Second, func() bool { return rt.openCount() == 7 && s.Connected() })

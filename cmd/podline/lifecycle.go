@@ -138,6 +138,9 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 			return nil
 		}
 		events := pleg.NewCRIEvents(a.runtime, a.cache, notify, resync, a.log)
+		// A kernel source sees exits only of pods with cgroups of their own.
+		kernel := (tracer != nil || notifier != nil || retryNotifier) && o.cgroupsPerQOS
+		events.StandIn(pleg.StandInPeriod(kernel))
 		a.lifecycle = append(a.lifecycle, events.Run)
 	}
 	return nil
