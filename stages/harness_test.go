@@ -17,6 +17,7 @@ import (
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/cri/fake"
 	"github.com/podline/podline/pleg"
+	"github.com/podline/podline/pullrecords"
 	"github.com/podline/podline/stages"
 )
 
@@ -57,6 +58,9 @@ type harnessOpts struct {
 	// serializing puller, no secrets).
 	pulls       *stages.ImagePuller
 	pullSecrets stages.PullSecretSource
+	// records, without pulls, give the containers stage a serializing
+	// puller that checks and records image pulls with them.
+	records *pullrecords.Store
 	// starts is the start gate (nil: none).
 	starts *stages.StartGate
 	// limits makes pod cgroups (nil: none); podPids is the node's
@@ -100,6 +104,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	handlers[stages.StageVolumes] = &stages.VolumeStage{Node: node, Events: o.events}
 	handlers[stages.StageSandbox] = &stages.SandboxStage{Runtime: rt, Cache: h.cache, Node: node, Events: o.events,
 		Limits: o.limits, PodPidsLimit: o.podPids}
+	if o.pulls == nil && o.records != nil {
+		o.pulls = stages.NewImagePuller(rt, o.records, true, 0)
+	}
 	handlers[stages.StageContainers] = &stages.ContainerStage{Runtime: rt, Images: rt, Cache: h.cache, Node: node, Events: o.events,
 		Pulls: o.pulls, PullSecrets: o.pullSecrets}
 	status := &stages.StatusStage{Store: h.store, Cache: h.cache, Node: node,

@@ -11,10 +11,13 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	kubeletv1alpha1 "k8s.io/kubelet/config/v1alpha1"
 
 	"github.com/podline/podline/credentials"
 	"github.com/podline/podline/cri"
+	"github.com/podline/podline/pullrecords"
 )
 
 // ImagePuller runs the node's image pulls. Pods that need one image with
@@ -27,8 +30,15 @@ import (
 // A pull runs in the background under its own context: a waiting pod that
 // goes away does not cancel it for the others, and it is cancelled only
 // once no pod waits for it any more.
+//
+// With records, every pull is recorded (its intent before it starts, the
+// credentials that pulled the image after), and the puller answers
+// whether a pod may use an image already on the node (MayUse).
 type ImagePuller struct {
 	images ImageRuntime
+	// records are the node's records of image pulls; nil checks nothing
+	// and records nothing (every pod may use every image present).
+	records *pullrecords.Store
 	// slots bounds the pulls in progress; nil is unlimited.
 	slots chan struct{}
 
@@ -38,9 +48,9 @@ type ImagePuller struct {
 
 // NewImagePuller returns the puller of the node. With serialize, pulls run
 // one at a time; otherwise at most maxParallel at once, or unlimited when
-// maxParallel is 0.
-func NewImagePuller(images ImageRuntime, serialize bool, maxParallel int) *ImagePuller {
-	p := &ImagePuller{images: images, flights: make(map[flightKey]*pullFlight)}
+// maxParallel is 0. records may be nil (see ImagePuller).
+func NewImagePuller(images ImageRuntime, records *pullrecords.Store, serialize bool, maxParallel int) *ImagePuller {
+	p := &ImagePuller{images: images, records: records, flights: make(map[flightKey]*pullFlight)}
 	switch {
 	case serialize:
 		p.slots = make(chan struct{}, 1)
@@ -62,7 +72,9 @@ type PullRequest struct {
 	// IfAbsent: the pod's policy pulls only a missing image. A pull started
 	// for such a pod first asks the runtime again, so a pod that found the
 	// image missing just before another pull of it finished does not pull
-	// it a second time.
+	// it a second time, if its credentials may use what that pull brought
+	// (MayUse). A pull that verifies the pod's credentials for an image
+	// present is not IfAbsent: it must reach the registry.
 	IfAbsent bool
 }
 
@@ -166,61 +178,86 @@ func (p *ImagePuller) leave(key flightKey, f *pullFlight) {
 }
 
 // run is one pull: a second look when the pod only needs the image
-// present, a slot, then the credentials in order.
+// present, the pull's intent recorded, a slot, then the credentials in
+// order, and the one that pulled recorded.
 func (p *ImagePuller) run(ctx context.Context, req PullRequest) PullResult {
 	if req.IfAbsent {
-		if img, err := p.images.ImageStatus(ctx, req.Image); err == nil && img != nil {
+		if img, err := p.images.ImageStatus(ctx, req.Image); err == nil && img != nil &&
+			p.MayUse(req.Image, img.GetId(), v1.PullIfNotPresent, func() []credentials.Credential { return req.Credentials }) == pullrecords.Use {
 			return PullResult{ImageRef: img.GetId(), Size: img.GetSize()}
 		}
 	}
+	ref, parseErr := credentials.ParseReference(req.Image)
+	recording := p.records != nil && parseErr == nil
+	if recording {
+		if err := p.records.PullStarted(ref); err != nil {
+			return PullResult{Err: err}
+		}
+	}
 	if err := p.acquire(ctx); err != nil {
+		if recording {
+			p.records.PullFailed(ref)
+		}
 		return PullResult{Err: fmt.Errorf("wait for a pull slot for %s: %w", req.Image, err)}
 	}
 	defer p.release()
 	start := time.Now()
-	ref, err := p.pullWithCredentials(ctx, req)
+	imageRef, used, err := p.pullWithCredentials(ctx, req)
 	if err != nil {
+		if recording {
+			p.records.PullFailed(ref)
+		}
 		pullsFailed.Inc()
 		return PullResult{Err: err, PullTime: time.Since(start)}
 	}
-	res := PullResult{ImageRef: ref, Pulled: true}
-	lookup := ref
+	res := PullResult{ImageRef: imageRef, Pulled: true}
+	lookup := imageRef
 	if lookup == "" {
 		lookup = req.Image
 	}
 	// The size is for the event only: a failure to read it fails nothing.
-	if img, err := p.images.ImageStatus(ctx, lookup); err == nil && img != nil {
+	img, err := p.images.ImageStatus(ctx, lookup)
+	if err == nil && img != nil {
 		res.Size = img.GetSize()
+		if imageRef == "" {
+			imageRef = img.GetId()
+		}
 	}
+	if recording && imageRef != "" {
+		p.records.PullSucceeded(ref, imageRef, used)
+	}
+	// A runtime that names no image ID leaves the intent: the image is
+	// verified by every pod, not taken for a preloaded one.
 	res.PullTime = time.Since(start)
 	pullsSucceeded.Inc()
 	pullDuration.Update(res.PullTime.Seconds())
 	return res
 }
 
-// pullWithCredentials tries each credential until one pulls; failing all,
-// it reports every distinct error, as the kubelet does.
-func (p *ImagePuller) pullWithCredentials(ctx context.Context, req PullRequest) (string, error) {
+// pullWithCredentials tries each credential until one pulls, and returns
+// it (nil: pulled anonymously); failing all, it reports every distinct
+// error, as the kubelet does.
+func (p *ImagePuller) pullWithCredentials(ctx context.Context, req PullRequest) (string, *credentials.Credential, error) {
 	if len(req.Credentials) == 0 {
 		ref, err := p.images.PullImage(ctx, req.Image, nil, req.SandboxConfig)
 		if err != nil {
-			return "", &pullError{errs: []error{err}}
+			return "", nil, &pullError{errs: []error{err}}
 		}
-		return ref, nil
+		return ref, nil, nil
 	}
 	pe := &pullError{}
-	for _, c := range req.Credentials {
+	for i, c := range req.Credentials {
 		auth := &runtimeapi.AuthConfig{Username: c.Username, Password: c.Password}
 		ref, err := p.images.PullImage(ctx, req.Image, auth, req.SandboxConfig)
 		if err == nil {
-			return ref, nil
+			return ref, &req.Credentials[i], nil
 		}
 		pe.errs = append(pe.errs, err)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	return "", pe
+	return "", nil, pe
 }
 
 func (p *ImagePuller) acquire(ctx context.Context) error {
@@ -291,3 +328,26 @@ func credentialsDigest(creds []credentials.Credential) string {
 func isPullCanceled(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, cri.ErrCanceled)
 }
+
+// MayUse is the check before a pod starts from image, present on the node
+// as imageRef: Use, Verify (pull it with the pod's credentials, so the
+// registry checks them) or Refuse (verification is due and the pull
+// policy is Never). podCreds gives the pod's credentials for the image;
+// it is called only when the image's record names secrets. Without
+// records every pod may use every image present.
+func (p *ImagePuller) MayUse(image, imageRef string, pullPolicy v1.PullPolicy, podCreds func() []credentials.Credential) pullrecords.Verdict {
+	if p.records == nil {
+		return pullrecords.Use
+	}
+	ref, err := credentials.ParseReference(image)
+	if err != nil {
+		return pullrecords.Verify // names are parsed before they get here
+	}
+	return p.records.Check(ref, imageRef, pullPolicy, func() []kubeletv1alpha1.ImagePullSecret {
+		return pullrecords.SecretsOf(podCreds())
+	}).Verdict
+}
+
+// Verifies reports whether the puller checks pods' credentials for images
+// already on the node.
+func (p *ImagePuller) Verifies() bool { return p.records != nil }

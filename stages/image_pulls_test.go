@@ -73,7 +73,7 @@ func repeat(n int, r stages.PullRequest) []stages.PullRequest {
 
 func TestPullSharedByEveryWaiter(t *testing.T) {
 	r := newPullRig(t, 200*time.Millisecond, fake.Options{})
-	p := stages.NewImagePuller(r.rt, true, 0)
+	p := stages.NewImagePuller(r.rt, nil, true, 0)
 	// Short and full forms of one image are one pull.
 	reqs := repeat(500, stages.PullRequest{Image: "busybox:1.36", IfAbsent: true})
 	reqs = append(reqs, repeat(500, stages.PullRequest{Image: "docker.io/library/busybox:1.36", IfAbsent: true})...)
@@ -108,7 +108,7 @@ func TestPullSharedByEveryWaiter(t *testing.T) {
 func TestPullFailureReachesEveryWaiter(t *testing.T) {
 	r := newPullRig(t, 200*time.Millisecond, fake.Options{})
 	r.fake.Inject("PullImage", codes.NotFound, 1)
-	p := stages.NewImagePuller(r.rt, true, 0)
+	p := stages.NewImagePuller(r.rt, nil, true, 0)
 	res := pullAll(p, repeat(300, stages.PullRequest{Image: "r.io/app:1", IfAbsent: true}))
 	if n := r.fake.Calls("PullImage"); n != 1 {
 		t.Fatalf("PullImage called %d times, want 1", n)
@@ -136,7 +136,7 @@ func TestPullLimitsBoundDifferentImages(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("serialize=%v/max=%d", tc.serialize, tc.maxParallel), func(t *testing.T) {
 			r := newPullRig(t, 100*time.Millisecond, fake.Options{})
-			p := stages.NewImagePuller(r.rt, tc.serialize, tc.maxParallel)
+			p := stages.NewImagePuller(r.rt, nil, tc.serialize, tc.maxParallel)
 			var reqs []stages.PullRequest
 			for i := range 5 {
 				// Ten waiters per image: copies of one pull take no slot.
@@ -159,7 +159,7 @@ func TestPullLimitsBoundDifferentImages(t *testing.T) {
 
 func TestPullCredentialsInOrder(t *testing.T) {
 	r := newPullRig(t, 0, fake.Options{ImageAuth: map[string]string{"r.io/private:1": "right:pw"}})
-	p := stages.NewImagePuller(r.rt, true, 0)
+	p := stages.NewImagePuller(r.rt, nil, true, 0)
 	wrong := credentials.Credential{Username: "wrong", Password: "pw"}
 	right := credentials.Credential{Username: "right", Password: "pw"}
 
@@ -195,7 +195,7 @@ func TestPullCredentialsInOrder(t *testing.T) {
 
 func TestPullAlwaysNeverTakesASkippedPull(t *testing.T) {
 	r := newPullRig(t, 0, fake.Options{Preloaded: []string{"r.io/app:1"}})
-	p := stages.NewImagePuller(r.rt, true, 0)
+	p := stages.NewImagePuller(r.rt, nil, true, 0)
 	if got := p.Pull(context.Background(), stages.PullRequest{Image: "r.io/app:1", IfAbsent: true}); got.Err != nil || got.Pulled {
 		t.Fatalf("present image, IfAbsent: %+v", got)
 	}
@@ -209,7 +209,7 @@ func TestPullAlwaysNeverTakesASkippedPull(t *testing.T) {
 
 func TestPullOutlivesAWaiterThatLeaves(t *testing.T) {
 	r := newPullRig(t, 300*time.Millisecond, fake.Options{})
-	p := stages.NewImagePuller(r.rt, true, 0)
+	p := stages.NewImagePuller(r.rt, nil, true, 0)
 	req := stages.PullRequest{Image: "r.io/app:1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	left := make(chan stages.PullResult)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/podline/podline/credentials"
 	"github.com/podline/podline/podspec"
+	"github.com/podline/podline/pullrecords"
 )
 
 var (
@@ -45,8 +47,11 @@ type PullSecretSource interface {
 }
 
 // ensureImage makes the container's image present per its pull policy and
-// returns the image reference to create the container from. Its events,
-// waiting reasons and messages are the kubelet's.
+// returns the image reference to create the container from. An image
+// already on the node is used only if the pod may use it (see
+// ImagePuller.MayUse); otherwise it is pulled with the pod's credentials,
+// so the registry checks them. Its events, waiting reasons and messages
+// are the kubelet's.
 func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *runtimeapi.PodSandboxConfig) (string, error) {
 	ctx, image, name := w.Context(), spec.Image, spec.Name
 	pod, ev := w.Pod, recorderOr(s.Events)
@@ -61,22 +66,36 @@ func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *ru
 	if policy == "" {
 		policy = podspec.DefaultPullPolicy(image)
 	}
+	// The pod's credentials for the image, read once and only when
+	// needed: by the check of an image on the node whose record names
+	// secrets, or by a pull.
+	lookup := sync.OnceValues(func() ([]credentials.Credential, error) {
+		return credentials.Lookup(image, s.pullSecrets(ctx, w))
+	})
+	podCreds := func() []credentials.Credential {
+		creds, _ := lookup() // a bad secret presents nothing; the pull reports it
+		return creds
+	}
+	verifying := false
 	if policy != v1.PullAlways {
 		img, err := s.Images.ImageStatus(ctx, image)
 		if err != nil {
 			w.Sync.setWaiting(name, "ImageInspectError", err.Error())
 			return "", fmt.Errorf("inspect image %s: %w", image, err)
 		}
-		if img != nil {
-			ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", image))
-			return img.GetId(), nil
+		if img == nil && policy == v1.PullNever {
+			return "", s.neverPull(w, name, image)
 		}
-		if policy == v1.PullNever {
-			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
-			w.Sync.setWaiting(name, "ErrImageNeverPull", msg)
-			ev.PodEvent(pod, name, v1.EventTypeWarning, "ErrImageNeverPull", msg)
-			ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: ErrImageNeverPull")
-			return "", fmt.Errorf("%s: %w", image, ErrImageNeverPull)
+		if img != nil {
+			switch s.pulls().MayUse(image, img.GetId(), policy, podCreds) {
+			case pullrecords.Use:
+				ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulled", s.presentMessage(image))
+				return img.GetId(), nil
+			case pullrecords.Refuse:
+				// As absent: a pod learns nothing of images it may not use.
+				return "", s.neverPull(w, name, image)
+			}
+			verifying = true
 		}
 	}
 	// The back-off is per pod and image, as the kubelet keys it: PodSync
@@ -92,14 +111,16 @@ func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *ru
 		w.RequeueAfter(min(rem, imagePullResync))
 		return "", fmt.Errorf("%s: %w", image, ErrImageBackoff)
 	}
-	creds, err := credentials.Lookup(image, s.pullSecrets(ctx, w))
+	creds, err := lookup()
 	if err != nil {
 		return "", s.pullFailed(w, name, image, err)
 	}
 	ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", image))
 	start := time.Now()
 	res := s.pulls().Pull(ctx, PullRequest{
-		Image: image, Credentials: creds, SandboxConfig: sandboxCfg, IfAbsent: policy != v1.PullAlways,
+		Image: image, Credentials: creds, SandboxConfig: sandboxCfg,
+		// A verifying pull must reach the registry, image present or not.
+		IfAbsent: policy != v1.PullAlways && !verifying,
 	})
 	if res.Err != nil {
 		if ctx.Err() != nil && isPullCanceled(res.Err) {
@@ -111,11 +132,32 @@ func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *ru
 	}
 	w.Sync.ImagePull.Reset(image)
 	if !res.Pulled {
-		ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", image))
+		ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulled", s.presentMessage(image))
 		return res.ImageRef, nil
 	}
 	ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulled", pulledMessage(image, res, time.Since(start)))
 	return res.ImageRef, nil
+}
+
+// presentMessage is the kubelet's Pulled event for an image the pod found
+// on the node: with the check of credentials on, it says the pod may use
+// it.
+func (s *ContainerStage) presentMessage(image string) string {
+	if s.pulls().Verifies() {
+		return fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", image)
+	}
+	return fmt.Sprintf("Container image %q already present on machine", image)
+}
+
+// neverPull: the image is absent, or present but not for this pod, and
+// the policy forbids pulling. The kubelet words both alike.
+func (s *ContainerStage) neverPull(w *Work, name, image string) error {
+	pod, ev := w.Pod, recorderOr(s.Events)
+	msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", image)
+	w.Sync.setWaiting(name, "ErrImageNeverPull", msg)
+	ev.PodEvent(pod, name, v1.EventTypeWarning, "ErrImageNeverPull", msg)
+	ev.PodEvent(pod, name, v1.EventTypeWarning, "Failed", "Error: ErrImageNeverPull")
+	return fmt.Errorf("%s: %w", image, ErrImageNeverPull)
 }
 
 // pulledMessage is the kubelet's Pulled event: the pull's own time and the
@@ -175,7 +217,7 @@ func (s *ContainerStage) pullSecrets(ctx context.Context, w *Work) []*v1.Secret 
 func (s *ContainerStage) pulls() *ImagePuller {
 	s.pullerOnce.Do(func() {
 		if s.Pulls == nil {
-			s.Pulls = NewImagePuller(s.Images, true, 0)
+			s.Pulls = NewImagePuller(s.Images, nil, true, 0)
 		}
 	})
 	return s.Pulls
