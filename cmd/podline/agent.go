@@ -139,7 +139,11 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	a.prober = prober.New(prober.Config{Exec: rt, Notify: notify, Recorder: recorder, Log: log})
 	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder,
 		Env: envObjects, Services: services, Probes: probes{a.prober}, Log: log}
-	containers.Pulls = stages.NewImagePuller(rt, o.serializeImagePulls, o.maxParallelImagePulls)
+	records, err := openPullRecords(ctx, o, rt, log)
+	if err != nil {
+		return nil, err
+	}
+	containers.Pulls = stages.NewImagePuller(rt, records, o.serializeImagePulls, o.maxParallelImagePulls)
 	if a.cluster != nil {
 		containers.PullSecrets = kubeapi.NewPullSecrets(a.cluster.client)
 	}

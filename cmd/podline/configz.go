@@ -77,6 +77,10 @@ type kubeletConfiguration struct {
 	ContainerRuntimeEndpoint  string              `json:"containerRuntimeEndpoint"`
 	ImageServiceEndpoint      string              `json:"imageServiceEndpoint,omitempty"`
 	PodLogsDir                string              `json:"podLogsDir,omitempty"`
+
+	// The check that a pod may use an image already on the node.
+	ImagePullCredentialsVerificationPolicy string   `json:"imagePullCredentialsVerificationPolicy,omitempty"`
+	PreloadedImagesVerificationAllowlist   []string `json:"preloadedImagesVerificationAllowlist,omitempty"`
 }
 
 type kubeletAuthn struct {
@@ -156,6 +160,10 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 	c.Authorization.Mode = s.mode(cluster)
 	c.Authorization.Webhook.CacheAuthorizedTTL = duration(s.authzAllowedTTL)
 	c.Authorization.Webhook.CacheUnauthorizedTTL = duration(s.authzDeniedTTL)
+	if p, err := o.imageCheck.checkPolicy(); err == nil {
+		c.ImagePullCredentialsVerificationPolicy = p.String()
+		c.PreloadedImagesVerificationAllowlist = o.imageCheck.allowlist
+	}
 	if o.maxParallelImagePulls > 0 {
 		c.MaxParallelImagePulls = ptr(int32(o.maxParallelImagePulls))
 	}

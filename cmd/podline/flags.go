@@ -46,6 +46,8 @@ type options struct {
 	// pulls of different images, as the kubelet's.
 	serializeImagePulls   bool
 	maxParallelImagePulls int
+	// imageCheck: when a pod may use an image already on the node.
+	imageCheck imageCheckOptions
 
 	maxPods        int
 	kubeReserved   string
@@ -199,6 +201,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.IntVar(&o.eventBurst, "event-burst", 100, "Burst of events sent to the API server.")
 	fs.IntVar(&o.port, "port", 10250, "Port of the authenticated server (logs, exec, attach, port-forward, stats), on --address; 0 disables it.")
 	addServingFlags(fs, &o.serve)
+	addImageCheckFlags(fs, &o.imageCheck)
 	return fs
 }
 
@@ -242,6 +245,9 @@ func (o *options) validate() error {
 		return fmt.Errorf("--queue must be 'lockfree' or 'channel', got %q", o.queue)
 	}
 	if _, err := o.startGate(); err != nil {
+		return err
+	}
+	if _, err := o.imageCheck.checkPolicy(); err != nil {
 		return err
 	}
 	if _, err := node.ParseResourceList(o.kubeReserved); err != nil {
