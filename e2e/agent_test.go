@@ -46,9 +46,14 @@ func runMain(m *testing.M) int {
 	if endpoint == "" {
 		endpoint = "unix:///run/podline-dev/containerd.sock"
 	}
+	unlock, err := exclusiveRun(endpoint)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	defer unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var err error
 	runtime, err = cri.Dial(ctx, endpoint, "", 30*time.Second)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: no runtime at %s (start it with scripts/runtime.sh up): %v\n", endpoint, err)
@@ -71,6 +76,26 @@ func runMain(m *testing.M) int {
 	code := m.Run()
 	removeCgroupRoot(e2eCgroupRoot)
 	return code
+}
+
+// exclusiveRun waits until no other e2e run uses the runtime at
+// endpoint, and holds it until unlock. Two runs at once would each take
+// the other's pods for orphans (podline owns its runtime, as the kubelet
+// does: every agent here is node "e2e") and share one cgroup root.
+func exclusiveRun(endpoint string) (unlock func(), err error) {
+	sock := strings.TrimPrefix(endpoint, "unix://")
+	f, err := os.OpenFile(sock+".e2e.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the runtime for this run: %w", err)
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		fmt.Fprintf(os.Stderr, "e2e: waiting for another e2e run to leave the runtime (%s)\n", f.Name())
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock the runtime for this run: %w", err)
+		}
+	}
+	return func() { f.Close() }, nil
 }
 
 // e2eCgroupRoot is the tests' own --cgroup-root: podline never touches a
