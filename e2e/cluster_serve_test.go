@@ -13,13 +13,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,9 +29,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
-	utilexec "k8s.io/client-go/util/exec"
 
 	"github.com/podline/podline/internal/podtest"
 )
@@ -434,49 +429,6 @@ func (n *servingNode) serviceAccountToken(name string, subresources ...string) s
 		t.Fatal(err)
 	}
 	return tr.Status.Token
-}
-
-// exec straight to the node's port, as the API server relays it and as a
-// client that talks to nodes does: over SPDY and over WebSocket, with the
-// exit code back. kubectl's WebSocket (v5.channel.k8s.io) ends at the API
-// server, which speaks SPDY to nodes (the kubectl tests above go that
-// way); containerd's streaming server, where podline relays a session as
-// the kubelet does, speaks WebSocket up to v4.channel.k8s.io, so that is
-// what a client reaching the node directly gets.
-func TestClusterExecWebSocketAndSPDY(t *testing.T) {
-	n := startServingNode(t)
-	n.runningPod(n.apiPod("box", "sleep 3600"))
-	token := n.serviceAccountToken("execer", "proxy")
-	cfg := &rest.Config{
-		Host:            fmt.Sprintf("https://%s:%d", n.ip, n.port),
-		BearerToken:     token,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: n.ca},
-	}
-	target := fmt.Sprintf("%s/exec/%s/box/app?command=sh&command=-c&command=%s&input=1&output=1&error=1",
-		cfg.Host, n.name, url.QueryEscape("read x; echo got $x; echo oops >&2; exit 7"))
-	u, _ := url.Parse(target)
-	ws, err := remotecommand.NewWebSocketExecutorForProtocols(cfg, "GET", target, "v4.channel.k8s.io")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spdy, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, ex := range map[string]remotecommand.Executor{"websocket": ws, "spdy": spdy} {
-		var stdout, stderr strings.Builder
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := ex.StreamWithContext(ctx, remotecommand.StreamOptions{
-			Stdin: strings.NewReader("hello\n"), Stdout: &stdout, Stderr: &stderr})
-		cancel()
-		var code utilexec.ExitError
-		if !errors.As(err, &code) || code.ExitStatus() != 7 {
-			t.Errorf("%s: err %v, want exit status 7", name, err)
-		}
-		if stdout.String() != "got hello\n" || stderr.String() != "oops\n" {
-			t.Errorf("%s: stdout %q stderr %q", name, stdout.String(), stderr.String())
-		}
-	}
 }
 
 // With --rotate-server-certificates the node asks for its serving
