@@ -107,7 +107,7 @@ func (fl *follower) look() {
 		fl.switching, fl.rotated = true, true
 		return
 	}
-	f, err := openLog(fl.path)
+	f, err := OpenLog(fl.path)
 	if err != nil {
 		return
 	}

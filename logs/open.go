@@ -112,14 +112,16 @@ func kind(mode uint32) string {
 	return "not a file"
 }
 
-// openLog opens a container log for reading. No component of path may be
+// OpenLog opens a container log for reading, as Read does and as
+// whatever else reads a container's log should (the termination message
+// of FallbackToLogsOnError). No component of path may be
 // a symbolic link: the pod log directory is writable by any pod with a
 // hostPath volume on it, and a link there could send another pod's
 // `kubectl logs` to a file of the host, which podline reads as root. The
 // kernel refuses a link at any step (RESOLVE_NO_SYMLINKS), so a link
 // swapped in after a check gains nothing either. The path podline builds
 // has none: it resolves --pod-logs-dir once at start.
-func openLog(path string) (*os.File, error) {
+func OpenLog(path string) (*os.File, error) {
 	l, err := lookup(unix.AT_FDCWD, path, unix.RESOLVE_NO_SYMLINKS)
 	switch {
 	case errors.Is(err, unix.ELOOP):

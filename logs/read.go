@@ -37,7 +37,7 @@ func Read(ctx context.Context, path string, opts Options, w io.Writer, running f
 
 // Read is the package's Read with h as the followers' hub.
 func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
-	f, err := openLog(path)
+	f, err := OpenLog(path)
 	if err != nil {
 		return fmt.Errorf("open log %s: %w", path, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/podline/podline/logs"
 	"github.com/podline/podline/pleg"
 	"github.com/podline/podline/podspec"
 )
@@ -90,7 +91,9 @@ func readEnd(f *os.File, size, n int64) ([]byte, error) {
 // readLogTail takes the termination message from the end of a CRI log,
 // reading a window from the end that grows until the message is whole.
 func readLogTail(path string) (string, error) {
-	f, err := openNoFollow(path)
+	// Not openNoFollow: pods with a hostPath on the pod log directory
+	// can swap any directory on the way for a link, not just the file.
+	f, err := logs.OpenLog(path)
 	if err != nil {
 		return "", err
 	}
