@@ -107,17 +107,17 @@ func clientCA(t *testing.T) (string, tls.Certificate) {
 	return file, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
-// startSecretAgent runs podline polling the server every second, with its
-// authenticated port open to the test's client certificate; it returns
-// the agent and a GET on that port.
-func startSecretAgent(t *testing.T, s *credentialServer, flags ...string) (*agent, func(path string) string) {
+// startServingAgent runs podline with its authenticated port open to a
+// client certificate of the test's; it returns the agent and a GET on
+// that port.
+func startServingAgent(t *testing.T, flags ...string) (*agent, func(path string) (int, string)) {
 	t.Helper()
 	caFile, cert := clientCA(t)
 	port := freePort(t)
-	a := startAgent(t, append([]string{"--http-check-frequency=1s", "--port", fmt.Sprint(port), "--client-ca-file", caFile}, flags...)...)
+	a := startAgent(t, append([]string{"--port", fmt.Sprint(port), "--client-ca-file", caFile}, flags...)...)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}}}}
-	get := func(path string) string {
+	get := func(path string) (int, string) {
 		t.Helper()
 		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
 		if err != nil {
@@ -125,12 +125,24 @@ func startSecretAgent(t *testing.T, s *credentialServer, flags ...string) (*agen
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s = %s %q", path, resp.Status, body)
-		}
-		return string(body)
+		return resp.StatusCode, string(body)
 	}
-	// Both failures logged, and a good fetch after them.
+	return a, get
+}
+
+// startSecretAgent runs podline polling the server every second; it
+// returns once podline logged both failures and fetched again.
+func startSecretAgent(t *testing.T, s *credentialServer, flags ...string) (*agent, func(path string) string) {
+	t.Helper()
+	a, getCode := startServingAgent(t, append([]string{"--http-check-frequency=1s"}, flags...)...)
+	get := func(path string) string {
+		t.Helper()
+		code, body := getCode(path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s = %d %q", path, code, body)
+		}
+		return body
+	}
 	eventually(t, 20*time.Second, "three fetches of the manifest URL", func() (bool, string) {
 		n, _ := s.counts()
 		return n >= 3 && strings.Count(a.out.String(), "bad pod manifest URL") >= 2, fmt.Sprintf("%d requests; log:\n%s", n, a.out)
