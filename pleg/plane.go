@@ -60,6 +60,10 @@ const (
 	// about 4 s in all.
 	firstLook       = 15 * time.Millisecond
 	maxLookAttempts = 12
+	// While the cgroup is empty the runtime is behind for sure: a minute
+	// more of looks, every 2 s.
+	lagLook  = 2 * time.Second
+	lagLooks = 30
 	// inspectParallel bounds concurrent targeted inspections.
 	inspectParallel = 8
 )
@@ -92,9 +96,11 @@ type Plane struct {
 	sem chan struct{}
 	// looks holds container (or sandbox) IDs due for an inspection.
 	looks *delay.Queue[string]
-	// firstLook and maxLooks shape a confirmation round (tests shorten it).
+	// firstLook, maxLooks and lagLook shape a confirmation round (tests
+	// shorten it).
 	firstLook time.Duration
 	maxLooks  int
+	lagLook   time.Duration
 
 	mu sync.Mutex
 	// cgroups is cfg.Cgroups, or the notifier SetCgroups gave later.
@@ -145,6 +151,7 @@ func NewPlane(cfg PlaneConfig) *Plane {
 		bySandbox: make(map[string]map[string]struct{}),
 		firstLook: firstLook,
 		maxLooks:  maxLookAttempts,
+		lagLook:   lagLook,
 	}
 	p.looks = delay.New(p.startInspection)
 	return p
@@ -207,7 +214,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 		// A missing or unreadable cgroup.events counts as empty.
 		if live, err := cgroupfs.Populated(filepath.Join(p.cfg.CgroupMount, path)); err != nil || !live {
 			// It may have exited before the kernel filter knew it.
-			p.beginRound(w, 0, nil)
+			p.restartRound(w)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package pleg
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,14 +49,15 @@ func (oneCgroup) Watch(string) (uint64, error) { return 42, nil }
 func (oneCgroup) Unwatch(uint64)               {}
 
 // forgedHarness is a plane over sayRuntime with one running container
-// registered under cgroup 42, and a round of confirmation shortened to
-// three looks a millisecond apart.
-func forgedHarness(t *testing.T) (*Plane, *sayRuntime, *Cache, *notes) {
+// registered under cgroup 42 (its files beneath mount, when not empty),
+// and a round of confirmation shortened to three looks a millisecond
+// apart.
+func forgedHarness(t *testing.T, mount string) (*Plane, *sayRuntime, *Cache, *notes) {
 	t.Helper()
 	rt := &sayRuntime{state: runtimeapi.ContainerState_CONTAINER_RUNNING}
 	cache, n := NewCache(), newNotes()
-	p := NewPlane(PlaneConfig{Runtime: rt, Cache: cache, Notify: n.notify, Cgroups: oneCgroup{}, Log: quietLog()})
-	p.firstLook, p.maxLooks = time.Millisecond, 3
+	p := NewPlane(PlaneConfig{Runtime: rt, Cache: cache, Notify: n.notify, Cgroups: oneCgroup{}, CgroupMount: mount, Log: quietLog()})
+	p.firstLook, p.maxLooks, p.lagLook = time.Millisecond, 3, time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go p.Run(ctx)
@@ -70,7 +73,7 @@ func forgedHarness(t *testing.T) (*Plane, *sayRuntime, *Cache, *notes) {
 // says the container still runs: the cache never shows it exited, the
 // pipeline is not told, and the report is counted as dropped.
 func TestKernelExitTheRuntimeDeniesIsDropped(t *testing.T) {
-	p, rt, cache, n := forgedHarness(t)
+	p, rt, cache, n := forgedHarness(t, "")
 	dropped := planeExitsDropped.Get()
 
 	p.OnExit(42, 7, time.Now())
@@ -110,7 +113,7 @@ func TestKernelExitTheRuntimeDeniesIsDropped(t *testing.T) {
 // each: a container that forges exits in a loop costs the runtime one
 // round of looks at a time, and a round that ends lets the next begin.
 func TestForgedExitsInALoopShareARound(t *testing.T) {
-	p, rt, _, _ := forgedHarness(t)
+	p, rt, _, _ := forgedHarness(t, "")
 	p.firstLook, p.maxLooks = 20*time.Millisecond, 2
 	dropped := planeExitsDropped.Get()
 	for range 50 {
@@ -129,7 +132,7 @@ func TestForgedExitsInALoopShareARound(t *testing.T) {
 // the container's end: nothing changes until the runtime says it exited,
 // and then the OOM names the reason of a SIGKILL the runtime did not name.
 func TestOOMVictimWaitsForTheRuntime(t *testing.T) {
-	p, rt, cache, n := forgedHarness(t)
+	p, rt, cache, n := forgedHarness(t, "")
 	p.OnOOM(42, 4242, time.Now())
 	p.OnExit(42, 137, time.Now())
 	waitFor(t, "the round to end", 2*time.Second, func() bool { return rt.asked.Load() == 3 })
@@ -146,5 +149,30 @@ func TestOOMVictimWaitsForTheRuntime(t *testing.T) {
 	})
 	if c := cache.Get("u").Container("c1"); c.Reason != "OOMKilled" || c.ExitCode != 137 {
 		t.Fatalf("confirmed exit %+v, want OOMKilled 137", c)
+	}
+}
+
+// A runtime far behind the kernel (seconds under load) is not a denial
+// while the container's cgroup is empty: its processes are gone, so the
+// exit is real, and the runtime is asked on until it says so.
+func TestRuntimeLaggingPastTheRoundWhileTheCgroupIsEmpty(t *testing.T) {
+	mount := t.TempDir()
+	dir := filepath.Join(mount, "kubepods", "podu", "c1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.events"), []byte("populated 0\nfrozen 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, rt, cache, _ := forgedHarness(t, mount)
+	dropped := planeExitsDropped.Get()
+	p.OnExit(42, 137, time.Now())
+	waitFor(t, "looks past the round", 2*time.Second, func() bool { return rt.asked.Load() >= 10 })
+	rt.say(runtimeapi.ContainerState_CONTAINER_EXITED, 137, "Error")
+	waitFor(t, "the confirmed exit", 2*time.Second, func() bool {
+		return cache.Get("u").Container("c1").State == ContainerExited
+	})
+	if got := planeExitsDropped.Get() - dropped; got != 0 {
+		t.Fatalf("a real exit the runtime was late with counted as dropped %d times", got)
 	}
 }

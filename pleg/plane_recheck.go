@@ -32,7 +32,7 @@ func (p *Plane) Recheck() int {
 			continue
 		}
 		empty++
-		p.beginRound(w, 0, nil)
+		p.restartRound(w)
 	}
 	return empty
 }

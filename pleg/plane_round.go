@@ -1,6 +1,13 @@
 package pleg
 
-import "time"
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/podline/podline/cgroupfs"
+)
 
 // The kernel's signals are taken as hints, never as the container's
 // state. sched_process_exit reports any process that is pid 1 of its own
@@ -16,7 +23,8 @@ import "time"
 // signal, where a relist would wait for its period.
 //
 // A round ends when the runtime reports the container exited or gone, or
-// after maxLooks answers that it runs. An exit report the round could not
+// after maxLooks answers that it runs (more while the cgroup is empty:
+// then the runtime lags, see retry). An exit report the round could not
 // see confirmed is dropped, counted and logged once per container. Reports
 // that come while a round is under way join it, so a container forging
 // exits in a loop costs the runtime one round at a time (12 looks in
@@ -60,25 +68,19 @@ func (p *Plane) endRound(w *watched) {
 
 // retry looks again later while the runtime says the container runs (it
 // lags the kernel: containerd reports an exit once its task is deleted,
-// ~100 ms here, seconds under load), with waits growing by half. After
-// maxLooks the round ends, and an exit report it carried is dropped: the
-// safety relist has the last word on the rest.
+// ~50 ms here, seconds under load), with waits growing by half. After
+// maxLooks the round would end; while the cgroup is empty it does not:
+// the container's processes are all gone, so the runtime lags, and it is
+// asked every lagLook for up to lagLooks more times. A round that ends
+// drops the exit report it carried: a forged exit leaves the cgroup
+// populated. The safety relist has the last word on the rest.
 func (p *Plane) retry(w *watched) {
+	planeLagging.Inc()
 	p.mu.Lock()
 	w.looks++
 	n := w.looks
-	more := n < p.maxLooks
-	var dropped, first bool
-	var code int32
-	if !more {
-		dropped, code = w.claimed, w.claim
-		first = dropped && !w.denied
-		w.round, w.claimed = false, false
-		w.denied = w.denied || dropped
-	}
 	p.mu.Unlock()
-	planeLagging.Inc()
-	if more {
+	if n < p.maxLooks {
 		d := p.firstLook
 		for range n {
 			d += d / 2
@@ -86,6 +88,16 @@ func (p *Plane) retry(w *watched) {
 		p.looks.After(w.id, d)
 		return
 	}
+	if n < p.maxLooks+lagLooks && p.emptied(w) {
+		p.looks.After(w.id, p.lagLook)
+		return
+	}
+	p.mu.Lock()
+	dropped, code := w.claimed, w.claim
+	first := dropped && !w.denied
+	w.round, w.claimed = false, false
+	w.denied = w.denied || dropped
+	p.mu.Unlock()
 	if !dropped {
 		return
 	}
@@ -96,4 +108,18 @@ func (p *Plane) retry(w *watched) {
 			"(later reports for this container are counted in podline_pleg_kernel_exits_dropped_total)",
 			"uid", w.uid, "container", shortID(w.id), "exitCode", code)
 	}
+}
+
+// emptied reports whether w's cgroup is known to hold no process: its
+// cgroup.events says so, or it is gone (a populated cgroup cannot be
+// removed). Unreadable or unknown is not empty.
+func (p *Plane) emptied(w *watched) bool {
+	if w.path == "" || p.cfg.CgroupMount == "" {
+		return false
+	}
+	live, err := cgroupfs.Populated(filepath.Join(p.cfg.CgroupMount, w.path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	return err == nil && !live
 }
