@@ -11,7 +11,8 @@ import (
 // Unimplemented, and k8s.io/cri-client's fake runtime ends every stream
 // as soon as it opens. Reconnecting to the latter every 10 s, and
 // relisting after each reconnection as a new stream needs, cost an idle
-// node of 10,000 pods 2.2 % of a core and the runtime 1.8 %, for nothing.
+// node of 10,000 pods 1.6 % of a core and the runtime 0.8 % (fakecri
+// --events=end), for nothing.
 // Such a runtime counts as having no stream: pod state comes from the
 // kernel's events (exits, OOM kills, emptied cgroups) and from a relist
 // that stands in for the stream, and the stream is tried again rarely,
@@ -39,8 +40,9 @@ var criEventsAbsent = metrics.NewGauge(`podline_pleg_cri_events_absent`, nil)
 // With the kernel's events, what only the runtime sees (a container made
 // or removed behind podline's back, a runtime that lost state) shows
 // within a minute: at 10,000 pods on the fake runtime a relist costs the
-// agent about 0.2 s of CPU and the runtime as much, so a minute keeps the
-// idle node under 0.5 % of a core for each (bench/results). Without any
+// agent about 0.08 s of CPU and the runtime 0.06 s, so every minute the
+// idle agent uses 0.25 % of a core, half the 0.5 % target, where every
+// 20 s would reach it (bench/results/2026-11-28-vm). Without any
 // kernel source the relist sees every exit alone, and runs every second
 // as the kubelet's generic PLEG does.
 func StandInPeriod(kernelSources bool) time.Duration {
