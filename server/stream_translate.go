@@ -69,13 +69,14 @@ func v5Channels(ss session) []wsstream.ChannelType {
 // translate serves one v5 WebSocket session by running it against the
 // runtime's streaming server at loc over SPDY.
 func (s *Secure) translate(w http.ResponseWriter, r *http.Request, what string, loc *url.URL, ss session) {
+	streamsTranslated.Inc()
 	conn := wsstream.NewConn(map[string]wsstream.ChannelProtocolConfig{
 		rcconst.StreamProtocolV5Name: {Binary: true, Channels: v5Channels(ss)},
 	})
 	conn.SetIdleTimeout(streamIdleTimeout)
 	// Open answers the handshake itself, a refusal included.
 	if _, streams, err := conn.Open(w, r); err != nil {
-		streamsFailed.Inc()
+		translateFailures.Inc()
 		s.logger().Info("stream handshake refused", "path", r.URL.Path, "err", err)
 	} else {
 		defer conn.Close()
@@ -86,7 +87,6 @@ func (s *Secure) translate(w http.ResponseWriter, r *http.Request, what string, 
 // runTranslated is translate after the handshake: streams are the five
 // channels of v5Channels.
 func (s *Secure) runTranslated(ctx context.Context, what string, loc *url.URL, ss session, streams []io.ReadWriteCloser, writeDeadline func(time.Duration)) {
-	streamsTranslated.Inc()
 	writeStatus := func(st metav1.Status) {
 		b, err := json.Marshal(st)
 		if err == nil {
@@ -137,14 +137,25 @@ func (s *Secure) runTranslated(ctx context.Context, what string, loc *url.URL, s
 		opts.TerminalSizeQueue = sizeQueue{ctx: ctx, sizes: sizes}
 	}
 	err := runSPDY(ctx, loc, opts)
-	writeStatus(outcome(err))
+	st := outcome(err)
+	if st.Reason == metav1.StatusReasonInternalError {
+		// The runtime's address and token are the node's business, not
+		// the caller's, as relay keeps them.
+		translateFailures.Inc()
+		s.logger().Warn("stream session failed", "what", what, "err", err)
+		st.Message = "stream: the runtime's streaming server did not take the session"
+		st.Details = nil
+	}
+	writeStatus(st)
 }
 
 // runSPDY runs one session against the runtime's streaming server at loc.
 func runSPDY(ctx context.Context, loc *url.URL, opts remotecommand.StreamOptions) error {
 	// loc is absolute, so the config only has to be empty: no credentials
 	// go to the runtime's server, which trusts the one-time token in loc.
-	rt, up, err := clientspdy.RoundTripperFor(&rest.Config{})
+	// No proxy either: the session goes to the runtime's own address, as
+	// the relay and the tunnel take it.
+	rt, up, err := clientspdy.RoundTripperFor(&rest.Config{Proxy: noProxy})
 	if err != nil {
 		return err
 	}
@@ -177,9 +188,10 @@ func outcome(err error) metav1.Status {
 	case errors.As(err, &statusErr):
 		return statusErr.Status()
 	}
-	streamsFailed.Inc()
 	return apierrors.NewInternalError(err).Status()
 }
+
+func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
 
 // readSizes decodes the terminal sizes a client sends, one JSON object
 // each, until the channel ends or ctx does.

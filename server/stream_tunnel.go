@@ -50,6 +50,7 @@ var tunnelUpgrader = gwebsocket.Upgrader{CheckOrigin: func(*http.Request) bool {
 // tunnel serves a tunneled port-forward with the runtime's streaming
 // server at loc.
 func (s *Secure) tunnel(w http.ResponseWriter, r *http.Request, loc *url.URL) {
+	streamsTunneled.Inc()
 	protocols := tunneledProtocols(r)
 	if len(protocols) == 0 {
 		httpError(w, fmt.Errorf("%w: no tunneled SPDY protocol offered", ErrBadRequest))
@@ -59,24 +60,21 @@ func (s *Secure) tunnel(w http.ResponseWriter, r *http.Request, loc *url.URL) {
 	// plain HTTP error rather than a WebSocket that closes at once.
 	upstream, protocol, err := dialSPDY(r, loc, protocols)
 	if err != nil {
-		streamsFailed.Inc()
+		tunnelFailures.Inc()
 		s.logger().Warn("stream relay failed", "path", r.URL.Path, "err", err)
 		http.Error(w, "stream: the runtime's streaming server did not take the session", http.StatusBadGateway)
 		return
 	}
 	defer upstream.Close()
-	h := http.Header{}
-	h.Set(httpstream.HeaderProtocolVersion, protocol)
 	up := tunnelUpgrader
 	up.Subprotocols = []string{pfconst.WebsocketsSPDYTunnelingPrefix + protocol}
 	ws, err := up.Upgrade(w, r, nil)
 	if err != nil {
 		// Upgrade has answered the client.
-		streamsFailed.Inc()
+		tunnelFailures.Inc()
 		return
 	}
-	streamsTunneled.Inc()
-	client := portforward.NewTunnelingConnection("client", ws)
+	client := portforward.NewTunnelingConnection("server", ws)
 	defer client.Close()
 	splice(client, upstream)
 }
@@ -96,7 +94,7 @@ func dialSPDY(r *http.Request, loc *url.URL, protocols []string) (io.ReadWriteCl
 	}
 	// A transport of its own: no proxy from the environment, no pooling of
 	// a connection that becomes the session's.
-	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true}
+	tr := &http.Transport{Proxy: noProxy, DisableKeepAlives: true}
 	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -106,6 +104,11 @@ func dialSPDY(r *http.Request, loc *url.URL, protocols []string) (io.ReadWriteCl
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
 		return nil, "", fmt.Errorf("runtime answered %s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	if !headerHasToken(resp.Header, httpstream.HeaderConnection, httpstream.HeaderUpgrade) ||
+		!strings.EqualFold(resp.Header.Get(httpstream.HeaderUpgrade), spdy.HeaderSpdy31) {
+		resp.Body.Close()
+		return nil, "", fmt.Errorf("runtime switched to %q, not %s", resp.Header.Get(httpstream.HeaderUpgrade), spdy.HeaderSpdy31)
 	}
 	rwc, ok := resp.Body.(io.ReadWriteCloser)
 	if !ok {
@@ -119,6 +122,18 @@ func dialSPDY(r *http.Request, loc *url.URL, protocols []string) (io.ReadWriteCl
 		protocol = protocols[0]
 	}
 	return rwc, protocol, nil
+}
+
+// headerHasToken reports whether a comma-separated header holds token.
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // splice copies both ways until either side ends, then closes both, so

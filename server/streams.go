@@ -53,12 +53,8 @@ func streamOptions(q url.Values) (stdin, stdout, stderr, tty bool, err error) {
 // upgrading reports whether the request asks to switch protocols, as every
 // stream must: anything else is refused before the runtime is asked.
 func upgrading(w http.ResponseWriter, r *http.Request) bool {
-	for _, v := range r.Header.Values("Connection") {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") && r.Header.Get("Upgrade") != "" {
-				return true
-			}
-		}
+	if headerHasToken(r.Header, "Connection", "upgrade") && r.Header.Get("Upgrade") != "" {
+		return true
 	}
 	httpError(w, fmt.Errorf("%w: Upgrade request required: streams need SPDY/3.1 or WebSocket", ErrBadRequest))
 	return false
@@ -191,7 +187,7 @@ type relayErrors struct{ log *slog.Logger }
 
 func (e relayErrors) Error(w http.ResponseWriter, r *http.Request, err error) {
 	// The runtime's address is the node's business, not the caller's.
-	streamsFailed.Inc()
+	relayFailures.Inc()
 	e.log.Warn("stream relay failed", "path", r.URL.Path, "err", err)
 	http.Error(w, "stream: the runtime's streaming server did not take the session", http.StatusBadGateway)
 }

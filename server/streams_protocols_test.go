@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	clientspdy "k8s.io/client-go/transport/spdy"
 	utilexec "k8s.io/client-go/util/exec"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // Every stream protocol a kubelet takes, driven by client-go's own
@@ -283,5 +284,30 @@ func TestPortForwardOverWebSocketChannels(t *testing.T) {
 	}
 	if data.String() != "port 8080: ping" {
 		t.Errorf("through the forward: %q", data.String())
+	}
+}
+
+// deadStreamer answers every session with the URL of a streaming server
+// that is gone.
+type deadStreamer struct{ criStreams }
+
+func (deadStreamer) Exec(context.Context, *runtimeapi.ExecRequest) (string, error) {
+	return "http://127.0.0.1:1/exec/secret-token", nil
+}
+
+// A v5 session the runtime does not take fails with a message that keeps
+// the runtime's address and the session's token to the node.
+func TestTranslatedFailureHidesTheRuntime(t *testing.T) {
+	s := &Secure{Locator: &fakeLocator{running: true}, Streamer: &deadStreamer{}, Debugging: true}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	before := translateFailures.Get()
+	ex := executors(t, ts, "/exec/default/web/app?command=reply&command=0&output=1")["websocket-v5"]
+	err := stream(ex, remotecommand.StreamOptions{Stdout: io.Discard})
+	if err == nil || strings.Contains(err.Error(), "127.0.0.1") || strings.Contains(err.Error(), "secret-token") {
+		t.Fatalf("err %v: want a failure that names neither the runtime's address nor the token", err)
+	}
+	if translateFailures.Get() != before+1 {
+		t.Errorf("failures %d → %d, want one more", before, translateFailures.Get())
 	}
 }
