@@ -38,7 +38,11 @@ func TestNodeDeclaresWebSocketStreams(t *testing.T) {
 // put it back.
 func TestDeclaredFeaturesDroppedByTheAPIServer(t *testing.T) {
 	f := newFixture(t, nil)
+	dropping := true
 	strip := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if !dropping {
+			return false, nil, nil
+		}
 		handled, obj, err := k8stesting.ObjectReaction(f.client.Tracker())(a)
 		if err != nil || obj == nil {
 			return handled, obj, err
@@ -65,5 +69,20 @@ func TestDeclaredFeaturesDroppedByTheAPIServer(t *testing.T) {
 	}
 	if got := f.node().Status.DeclaredFeatures; got != nil {
 		t.Fatalf("the fake API server kept %v", got)
+	}
+
+	// The API server turns the field on: the next periodic write offers
+	// the features again, and they stay.
+	dropping = false
+	f.advance(f.h.cfg.ReportFrequency)
+	if !f.check() {
+		t.Fatal("no periodic write")
+	}
+	if got := f.node().Status.DeclaredFeatures; !slices.Equal(got, []string{"ExtendWebSocketsToKubelet"}) {
+		t.Fatalf("declared features once the API server keeps them: %v", got)
+	}
+	f.advance(10 * time.Second)
+	if f.check() {
+		t.Fatal("an unchanged status written after the features were kept")
 	}
 }

@@ -81,9 +81,13 @@ func (h *Heartbeat) tryUpdateStatus(ctx context.Context, try int, hl Health) err
 	cur := old.DeepCopy()
 	relabeled := ensureRuntimeLabels(cur)
 	events := setStatus(cur, &h.cfg, now, hl)
-	setDeclaredFeatures(&cur.Status, h.declaredDropped)
+	reportDue := now.Sub(h.lastReport) >= h.cfg.ReportFrequency+h.reportDelay
+	// An API server that dropped the declared features is offered them
+	// again with each periodic write, which costs nothing extra: it may
+	// have been upgraded or had NodeDeclaredFeatures turned on since.
+	setDeclaredFeatures(&cur.Status, h.declaredDropped && !reportDue)
 	changed := relabeled || statusChanged(&old.Status, &cur.Status)
-	if !changed && now.Sub(h.lastReport) < h.cfg.ReportFrequency+h.reportDelay {
+	if !changed && !reportDue {
 		statusUnchanged.Inc()
 		return nil
 	}
@@ -100,8 +104,9 @@ func (h *Heartbeat) tryUpdateStatus(ctx context.Context, try int, hl Health) err
 		statusErrors.Inc()
 		return err
 	}
-	if dropsDeclaredFeatures(&cur.Status, &written.Status) {
-		h.declaredDropped = true
+	wasDropped := h.declaredDropped
+	h.declaredDropped = dropsDeclaredFeatures(&cur.Status, &written.Status) || (wasDropped && len(cur.Status.DeclaredFeatures) == 0)
+	if h.declaredDropped && !wasDropped {
 		h.cfg.Log.Info("the API server does not keep the node's declared features (NodeDeclaredFeatures is off or unknown there): "+
 			"it will translate WebSocket exec, attach and port-forward to SPDY itself", "node", h.cfg.Name)
 	}
