@@ -1,7 +1,6 @@
 package pullrecords
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -83,67 +82,6 @@ func Open(dir string, policy *Policy, log *slog.Logger) (*Store, error) {
 
 // Policy is the verification policy the store checks with.
 func (s *Store) Policy() *Policy { return s.policy }
-
-func (s *Store) loadIntents() error {
-	return s.eachFile(s.pullingDir, func(name string, b []byte) error {
-		in, err := decodeIntent(b)
-		if err != nil {
-			return err
-		}
-		key := canonical(in.Image)
-		s.intents[key] = &intent{leftover: true, file: name}
-		return nil
-	})
-}
-
-func (s *Store) loadRecords() error {
-	return s.eachFile(s.pulledDir, func(name string, b []byte) error {
-		r, err := decodeRecord(b)
-		if err != nil {
-			s.unreadable[name] = true
-			return err
-		}
-		if name != fileName(r.ImageRef) {
-			// The kubelet takes such a file for no record of the image.
-			return fmt.Errorf("%w: it holds image %s, whose file is %s", ErrBadFile, r.ImageRef, fileName(r.ImageRef))
-		}
-		s.records[r.ImageRef] = r
-		return nil
-	})
-}
-
-// eachFile reads every record file of dir; temporary files are removed.
-// A file that fn refuses is logged and skipped.
-func (s *Store) eachFile(dir string, fn func(name string, b []byte) error) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("image pull records: %w", err)
-	}
-	for _, e := range entries {
-		name, path := e.Name(), filepath.Join(dir, e.Name())
-		switch {
-		case e.IsDir():
-			continue
-		case !isRecordFile(name):
-			if filepath.Ext(name) == tmpSuffix {
-				// A write a crash cut short: the file it was to replace
-				// is whole.
-				if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-					s.log.Warn("cannot remove a temporary image pull record", "file", path, "err", err)
-				}
-			}
-			continue
-		}
-		b, err := readSmall(path)
-		if err == nil {
-			err = fn(name, b)
-		}
-		if err != nil {
-			s.log.Warn("image pull record not read; its image will be verified", "file", path, "err", err)
-		}
-	}
-	return nil
-}
 
 // canonical is the fully qualified form of image ("busybox" is
 // docker.io/library/busybox:latest), so that one image has one intent

@@ -31,7 +31,7 @@ func addImageCheckFlags(fs *flag.FlagSet, o *imageCheckOptions) {
 			"(docker.io/library/busybox), or prefixes ending in '/*' (registry.example.com/team/*); comma-separated, repeatable.")
 }
 
-// policy validates both flags as the kubelet validates the fields and
+// checkPolicy validates both flags as the kubelet validates the fields and
 // returns the policy, with errors that name the flag and its value.
 func (o *imageCheckOptions) checkPolicy() (*pullrecords.Policy, error) {
 	p, err := pullrecords.NewPolicy(o.policy, o.allowlist)
