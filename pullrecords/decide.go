@@ -56,9 +56,9 @@ type Facts struct {
 	Record *kubeletv1alpha1.ImagePulledRecord
 	// Unreadable: a record of the image exists but could not be read.
 	Unreadable bool
-	// PulledByKubelet: a record of the image exists, or a pull of the
-	// image is under way or was cut short by a restart. Only what is not
-	// is "preloaded".
+	// PulledByKubelet: a record of the image exists, or a pull of an
+	// image of its repository is under way or was cut short. Only what is
+	// not is "preloaded".
 	PulledByKubelet bool
 }
 

@@ -31,10 +31,11 @@ type Store struct {
 	unreadable map[string]bool
 	// intents are by canonical image (credentials.Reference.String()).
 	intents map[string]*intent
-	// pullsByRepo counts pulls under way by repository: while one runs,
-	// no image of that repository counts as preloaded, even under
-	// another tag or a digest, whose own intent would not say so.
-	pullsByRepo map[string]int
+	// intentsByRepo counts, by repository, the pulls under way and the
+	// intents a previous run left that are not settled yet: while one
+	// stands, no image of that repository counts as preloaded, even under
+	// another tag or a digest, which its own intent does not name.
+	intentsByRepo map[string]int
 
 	// writeMu serializes file writes. Each write stores the state in
 	// memory at the time it runs, so whatever order writers come in, the
@@ -63,7 +64,7 @@ func Open(dir string, policy *Policy, log *slog.Logger) (*Store, error) {
 		pullingDir: filepath.Join(dir, pullingDir), pulledDir: filepath.Join(dir, pulledDir),
 		policy: policy, log: log, now: time.Now,
 		records: map[string]*kubeletv1alpha1.ImagePulledRecord{}, unreadable: map[string]bool{},
-		intents: map[string]*intent{}, pullsByRepo: map[string]int{},
+		intents: map[string]*intent{}, intentsByRepo: map[string]int{},
 	}
 	for _, d := range []string{s.pullingDir, s.pulledDir} {
 		if err := os.MkdirAll(d, dirMode); err != nil {
@@ -91,6 +92,15 @@ func canonical(image string) string {
 		return ref.String()
 	}
 	return image
+}
+
+// countIntentLocked adds n to the intents that stand for repo.
+func (s *Store) countIntentLocked(repo string, n int) {
+	if n += s.intentsByRepo[repo]; n > 0 {
+		s.intentsByRepo[repo] = n
+	} else {
+		delete(s.intentsByRepo, repo)
+	}
 }
 
 func (s *Store) updateGauges() {

@@ -23,7 +23,7 @@ func (s *Store) Check(ref credentials.Reference, imageRef string, pullPolicy v1.
 		// Hashing the ID costs a little; most nodes have no unreadable
 		// record at all.
 		Unreadable:      rec == nil && len(s.unreadable) > 0 && s.unreadable[fileName(imageRef)],
-		PulledByKubelet: rec != nil || s.pullsByRepo[repo] > 0 || s.intentLocked(ref.String()),
+		PulledByKubelet: rec != nil || s.intentsByRepo[repo] > 0,
 	}
 	s.mu.RUnlock()
 	d := Decide(s.policy, pullPolicy, f, podSecrets)
@@ -35,11 +35,6 @@ func (s *Store) Check(ref credentials.Reference, imageRef string, pullPolicy v1.
 		}
 	}
 	return d
-}
-
-func (s *Store) intentLocked(image string) bool {
-	it := s.intents[image]
-	return it != nil && it.wanted()
 }
 
 // SecretsOf is how a pod's credentials for an image appear in records:

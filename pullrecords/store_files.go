@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	kubeletv1alpha1 "k8s.io/kubelet/config/v1alpha1"
+
+	"github.com/podline/podline/credentials"
 )
 
 // The store's files: read once by Open, then written whenever memory
@@ -19,6 +21,11 @@ func (s *Store) loadIntents() error {
 			return err
 		}
 		key := canonical(in.Image)
+		if s.intents[key] == nil {
+			if ref, err := credentials.ParseReference(key); err == nil {
+				s.countIntentLocked(ref.Repository(), 1)
+			}
+		}
 		s.intents[key] = &intent{leftover: true, file: name}
 		return nil
 	})

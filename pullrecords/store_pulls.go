@@ -23,15 +23,12 @@ func (s *Store) PullStarted(ref credentials.Reference) error {
 		s.intents[key] = it
 	}
 	it.pulls++
-	s.pullsByRepo[ref.Repository()]++
+	s.countIntentLocked(ref.Repository(), 1)
 	s.mu.Unlock()
 	if err := s.persistIntent(key); err != nil {
 		s.mu.Lock()
 		it.pulls--
-		s.pullsByRepo[ref.Repository()]--
-		if s.pullsByRepo[ref.Repository()] <= 0 {
-			delete(s.pullsByRepo, ref.Repository())
-		}
+		s.countIntentLocked(ref.Repository(), -1)
 		s.mu.Unlock()
 		return fmt.Errorf("Failed to record image pull intent for container image %q: %w", ref.String(), err)
 	}
@@ -58,18 +55,19 @@ func (s *Store) PullSucceeded(ref credentials.Reference, imageRef string, used *
 // PullFailed ends an intent whose pull failed or was abandoned.
 func (s *Store) PullFailed(ref credentials.Reference) { s.pullEnded(ref) }
 
+// pullEnded ends the pull's intent, and a leftover one of the same image
+// with it.
 func (s *Store) pullEnded(ref credentials.Reference) {
-	key := ref.String()
+	key, repo := ref.String(), ref.Repository()
 	s.mu.Lock()
 	if it := s.intents[key]; it != nil {
 		it.pulls = max(it.pulls-1, 0)
-		it.leftover = false
+		if it.leftover {
+			it.leftover = false
+			s.countIntentLocked(repo, -1)
+		}
 	}
-	if n := s.pullsByRepo[ref.Repository()] - 1; n > 0 {
-		s.pullsByRepo[ref.Repository()] = n
-	} else {
-		delete(s.pullsByRepo, ref.Repository())
-	}
+	s.countIntentLocked(repo, -1)
 	s.mu.Unlock()
 	if err := s.persistIntent(key); err != nil {
 		s.log.Warn("cannot remove an image pull intent", "image", key, "err", err)

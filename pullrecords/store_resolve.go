@@ -54,8 +54,9 @@ func (s *Store) ResolveIntents(ctx context.Context, images ImageLister) error {
 			delete(pending, key)
 			s.log.Info("image pulled before a restart without a record; pods will verify it", "image", key, "imageRef", img.GetId())
 			s.mu.Lock()
-			if it := s.intents[key]; it != nil {
+			if it := s.intents[key]; it != nil && it.leftover {
 				it.leftover = false
+				s.countIntentLocked(ref.Repository(), -1)
 			}
 			s.mu.Unlock()
 			if err := s.persistIntent(key); err != nil {

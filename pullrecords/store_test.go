@@ -2,6 +2,7 @@ package pullrecords
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -175,13 +176,22 @@ func (l listedImages) ListImages(context.Context, *runtimeapi.ImageFilter) ([]*r
 	return l, nil
 }
 
+type failingLister struct{}
+
+func (failingLister) ListImages(context.Context, *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
+	return nil, errors.New("runtime unavailable")
+}
+
 // An intent left by a podline that died during the pull: the image is not
-// preloaded. Once settled against the runtime's images, it is an image
-// pulled with no credentials anyone may use; the intent of an image that
-// never arrived stays until a pull of it ends.
+// preloaded, whichever tag or digest of its repository a pod names it by.
+// Once settled against the runtime's images, it is an image pulled with no
+// credentials anyone may use; the intent of an image that never arrived
+// stays until a pull of it ends. Only then is another image of the
+// repository, with no record, preloaded again.
 func TestIntentLeftByACrashMidPull(t *testing.T) {
 	dir := t.TempDir()
 	private, absent := ref(t, "r.io/private:1"), ref(t, "r.io/never:1")
+	digest := "r.io/private@sha256:" + strings.Repeat("a", 64)
 	crashed := openStore(t, dir, "")
 	for _, r := range []credentials.Reference{private, absent} {
 		if err := crashed.PullStarted(r); err != nil {
@@ -191,15 +201,29 @@ func TestIntentLeftByACrashMidPull(t *testing.T) {
 	// podline dies here; the runtime finished the first pull.
 
 	s := openStore(t, dir, "")
-	if got := verdict(s, private, privateID, v1.PullIfNotPresent); got != Verify {
-		t.Fatalf("image of an unfinished pull, before settling: %s, want verify (not preloaded)", got)
+	// The runtime cannot list its images at start: nothing is settled.
+	if err := s.ResolveIntents(context.Background(), failingLister{}); err == nil {
+		t.Fatal("ResolveIntents with a runtime that cannot list: no error")
 	}
-	runtimeHas := listedImages{{Id: privateID, RepoTags: []string{"r.io/private:1"}, RepoDigests: []string{"r.io/private@sha256:" + strings.Repeat("a", 64)}}}
+	for _, name := range []string{"r.io/private:1", "r.io/private:latest", digest} {
+		if got := verdict(s, ref(t, name), privateID, v1.PullIfNotPresent); got != Verify {
+			t.Errorf("image of an unfinished pull named %s, before settling: %s, want verify (not preloaded)", name, got)
+		}
+	}
+	if got := verdict(s, ref(t, "r.io/private:2"), localID, v1.PullNever); got != Refuse {
+		t.Errorf("another image of the repository, before settling: %s, want refuse (not preloaded)", got)
+	}
+	runtimeHas := listedImages{{Id: privateID, RepoTags: []string{"r.io/private:1"}, RepoDigests: []string{digest}}}
 	if err := s.ResolveIntents(context.Background(), runtimeHas); err != nil {
 		t.Fatal(err)
 	}
-	if got := verdict(s, private, privateID, v1.PullIfNotPresent, cred("a", "pull", "uid-a", "right")); got != Verify {
-		t.Errorf("settled: %s, want verify", got)
+	for _, name := range []string{"r.io/private:1", "r.io/private:latest", digest} {
+		if got := verdict(s, ref(t, name), privateID, v1.PullIfNotPresent, cred("a", "pull", "uid-a", "right")); got != Verify {
+			t.Errorf("settled, named %s: %s, want verify", name, got)
+		}
+	}
+	if got := verdict(s, ref(t, "r.io/private:2"), localID, v1.PullNever); got != Use {
+		t.Errorf("another image of the repository, with no record, once settled: %s, want use (preloaded)", got)
 	}
 	files := func() []string {
 		entries, _ := os.ReadDir(filepath.Join(dir, pullingDir))
@@ -221,6 +245,9 @@ func TestIntentLeftByACrashMidPull(t *testing.T) {
 	if got := verdict(s, private, privateID, v1.PullIfNotPresent); got != Verify {
 		t.Errorf("settled image after a restart: %s, want verify", got)
 	}
+	if got := verdict(s, ref(t, "r.io/never:2"), localID, v1.PullNever); got != Refuse {
+		t.Errorf("another tag of a leftover intent's repository: %s, want refuse (not preloaded)", got)
+	}
 	// A pull of it ends the intent.
 	pull(t, s, absent, publicID, nil)
 	if got := files(); len(got) != 0 {
@@ -228,6 +255,9 @@ func TestIntentLeftByACrashMidPull(t *testing.T) {
 	}
 	if got := verdict(s, absent, publicID, v1.PullNever); got != Use {
 		t.Errorf("after an anonymous pull: %s, want use", got)
+	}
+	if got := verdict(s, ref(t, "r.io/never:2"), localID, v1.PullNever); got != Use {
+		t.Errorf("another image of the repository, with no record, after the pull: %s, want use (preloaded)", got)
 	}
 }
 
