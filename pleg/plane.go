@@ -134,6 +134,10 @@ type watched struct {
 	claim   int32
 	// denied: a dropped report of this container was logged already.
 	denied bool
+	// inspecting: an inspection of it is under way; again: a look fell
+	// due meanwhile, to be taken when that one ends (two at once would
+	// each count a look, and end the round after half of them).
+	inspecting, again bool
 }
 
 // NewPlane builds an event plane; Run serves its inspections.

@@ -66,12 +66,34 @@ func (p *Plane) OnEmptied(cgroupID uint64, at time.Time) {
 	p.restartRound(w)
 }
 
-// startInspection runs one inspection without holding up the timer queue.
+// startInspection runs one inspection without holding up the timer queue,
+// one at a time per container: a look that falls due while one runs (an
+// emptied cgroup restarting the round, say) is taken when it ends.
 func (p *Plane) startInspection(id string) {
+	p.mu.Lock()
+	w := p.byID[id]
+	switch {
+	case w == nil:
+		p.mu.Unlock()
+		return
+	case w.inspecting:
+		w.again = true
+		p.mu.Unlock()
+		return
+	}
+	w.inspecting = true
+	p.mu.Unlock()
 	p.sem <- struct{}{}
 	go func() {
 		defer func() { <-p.sem }()
 		p.inspect(id)
+		p.mu.Lock()
+		again := w.again && p.byID[id] == w
+		w.inspecting, w.again = false, false
+		p.mu.Unlock()
+		if again {
+			p.looks.After(id, 0)
+		}
 	}()
 }
 
