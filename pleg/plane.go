@@ -45,12 +45,16 @@ var (
 	// planeExitsDropped counts kernel exit reports the runtime denied: it
 	// still said the container ran when the round of looks ended.
 	planeExitsDropped = metrics.NewCounter(`podline_pleg_kernel_exits_dropped_total`)
-	planeEmptied      = metrics.NewCounter(`podline_pleg_cgroup_emptied_total`)
-	planeInspections  = metrics.NewCounter(`podline_pleg_inspections_total`)
-	planeLagging      = metrics.NewCounter(`podline_pleg_inspections_runtime_lagging_total`)
-	containerOOMs     = metrics.NewCounter(`podline_oom_kills_total{scope="container"}`)
-	systemOOMs        = metrics.NewCounter(`podline_oom_kills_total{scope="system"}`)
-	planeWatched      = metrics.NewGauge(`podline_pleg_watched_cgroups`, nil)
+	// planeExitsUnanswered counts kernel exit reports whose round ended
+	// with the runtime failing to answer (restarting, timing out): no
+	// word on the container either way, so not a sign of a forged exit.
+	planeExitsUnanswered = metrics.NewCounter(`podline_pleg_kernel_exits_unanswered_total`)
+	planeEmptied         = metrics.NewCounter(`podline_pleg_cgroup_emptied_total`)
+	planeInspections     = metrics.NewCounter(`podline_pleg_inspections_total`)
+	planeLagging         = metrics.NewCounter(`podline_pleg_inspections_runtime_lagging_total`)
+	containerOOMs        = metrics.NewCounter(`podline_oom_kills_total{scope="container"}`)
+	systemOOMs           = metrics.NewCounter(`podline_oom_kills_total{scope="system"}`)
+	planeWatched         = metrics.NewGauge(`podline_pleg_watched_cgroups`, nil)
 )
 
 const (

@@ -125,12 +125,12 @@ func (p *Plane) inspect(id string) {
 		p.forget(id)
 		return
 	case err != nil:
-		p.retry(w)
+		p.retry(w, err)
 		return
 	}
 	obs := ContainerFromStatus(st, snapshot.sandboxID)
 	if obs.State != ContainerExited {
-		p.retry(w)
+		p.retry(w, nil)
 		return
 	}
 	p.endRound(w)
@@ -162,9 +162,13 @@ func (p *Plane) inspectSandbox(live, w *watched) {
 		}
 		return
 	}
+	if err != nil {
+		p.retry(live, err)
+		return
+	}
 	obs := SandboxFromStatus(st)
-	if err != nil || obs.State == SandboxReady {
-		p.retry(live)
+	if obs.State == SandboxReady {
+		p.retry(live, nil)
 		return
 	}
 	p.endRound(live)

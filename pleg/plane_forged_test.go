@@ -2,6 +2,7 @@ package pleg
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -9,8 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/podline/podline/internal/podtest"
 )
+
+// msgForgedExit is what an operator reads of an exit the runtime denied.
+const msgForgedExit = "the kernel reported the exit of a container's main process that the runtime says still runs; " +
+	"ignored: a process of the container that is pid 1 of a pid namespace of its own exited " +
+	"(later reports for this container are counted in podline_pleg_kernel_exits_dropped_total)"
 
 // sayRuntime answers ContainerStatus with whatever state it was last
 // told, as a runtime whose container runs on whatever the kernel said.
@@ -19,7 +29,15 @@ type sayRuntime struct {
 	state    runtimeapi.ContainerState
 	exitCode int32
 	reason   string
+	err      error // answered instead, while set
 	asked    atomic.Int32
+}
+
+// fail makes the runtime answer err (nil: answer again).
+func (r *sayRuntime) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
 }
 
 func (r *sayRuntime) say(state runtimeapi.ContainerState, exitCode int32, reason string) {
@@ -32,6 +50,9 @@ func (r *sayRuntime) ContainerStatus(_ context.Context, id string) (*runtimeapi.
 	r.asked.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
 	return &runtimeapi.ContainerStatus{
 		Id: id, Metadata: &runtimeapi.ContainerMetadata{Name: "app"},
 		State: r.state, ExitCode: r.exitCode, Reason: r.reason,
@@ -174,5 +195,46 @@ func TestRuntimeLaggingPastTheRoundWhileTheCgroupIsEmpty(t *testing.T) {
 	})
 	if got := planeExitsDropped.Get() - dropped; got != 0 {
 		t.Fatalf("a real exit the runtime was late with counted as dropped %d times", got)
+	}
+}
+
+// A runtime that does not answer (containerd restarting, a call timing
+// out) denies nothing: a round whose looks it failed ends quietly,
+// counted apart from the dropped exits an operator may alert on as
+// tampering, and logs nothing above debug. A forged exit the runtime
+// later answers for is still dropped and logged, once.
+func TestKernelExitTheRuntimeLeavesUnansweredIsNotDropped(t *testing.T) {
+	p, rt, cache, n := forgedHarness(t, "")
+	var out podtest.LogBuffer
+	p.cfg.Log = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	dropped, unanswered := planeExitsDropped.Get(), planeExitsUnanswered.Get()
+	rt.fail(status.Error(codes.Unavailable, "connection error: dial unix /run/containerd/containerd.sock: connect: connection refused"))
+
+	p.OnExit(42, 7, time.Now())
+	waitFor(t, "the round of looks to end", 2*time.Second, func() bool {
+		return planeExitsDropped.Get() != dropped || planeExitsUnanswered.Get() != unanswered
+	})
+	if got := planeExitsDropped.Get() - dropped; got != 0 {
+		t.Fatalf("a round the runtime never answered counted %d dropped exits", got)
+	}
+	if got := planeExitsUnanswered.Get() - unanswered; got != 1 {
+		t.Fatalf("unanswered exits moved by %d, want 1", got)
+	}
+	if out.String() != "" {
+		t.Fatalf("logged above debug:\n%s", out.String())
+	}
+	if c := cache.Get("u").Container("c1"); c.State != ContainerRunning || n.total() != 0 {
+		t.Fatalf("the container changed without the runtime's word: %+v, %d notifications", c, n.total())
+	}
+
+	// The runtime answers again, and a forged exit is what it was.
+	rt.fail(nil)
+	p.OnExit(42, 7, time.Now())
+	waitFor(t, "the next round", 2*time.Second, func() bool { return planeExitsDropped.Get() == dropped+1 })
+	if got := out.Lines(msgForgedExit); len(got) != 1 {
+		t.Fatalf("the dropped exit said %d times, want once:\n%s", len(got), out.String())
+	}
+	if got := planeExitsUnanswered.Get() - unanswered; got != 1 {
+		t.Fatalf("unanswered exits moved by %d, want 1", got)
 	}
 }

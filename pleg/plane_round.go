@@ -28,7 +28,9 @@ import (
 // see confirmed is dropped, counted and logged once per container. Reports
 // that come while a round is under way join it, so a container forging
 // exits in a loop costs the runtime one round at a time (12 looks in
-// about 4 s), not a round per report.
+// about 4 s), not a round per report. A round whose last look the runtime
+// failed (restarting, timing out) did not hear it deny anything: it ends
+// quietly and counts apart (see retry).
 
 // beginRound starts a round of looks at w after d, unless one is under
 // way. claim, when not nil, is a kernel exit report (its exit code) the
@@ -68,13 +70,25 @@ func (p *Plane) endRound(w *watched) {
 
 // retry looks again later while the runtime says the container runs (it
 // lags the kernel: containerd reports an exit once its task is deleted,
-// ~50 ms here, seconds under load), with waits growing by half. After
-// maxLooks the round would end; while the cgroup is empty it does not:
-// the container's processes are all gone, so the runtime lags, and it is
-// asked every lagLook for up to lagLooks more times. A round that ends
-// drops the exit report it carried: a forged exit leaves the cgroup
-// populated. The safety relist has the last word on the rest.
-func (p *Plane) retry(w *watched) {
+// ~50 ms here, seconds under load), with waits growing by half; err is
+// the look's error when the runtime did not answer. After maxLooks the
+// round would end; while the cgroup is empty it does not: the container's
+// processes are all gone, so the runtime lags, and it is asked every
+// lagLook for up to lagLooks more times.
+//
+// A round that ends after the runtime said the container runs drops the
+// exit report it carried: a forged exit leaves the cgroup populated. One
+// whose last look failed heard no denial, and an operator who alerts on
+// the dropped count as a sign of tampering must not be paged for every
+// restart of containerd: it is counted in
+// podline_pleg_kernel_exits_unanswered_total, said at debug level, and
+// the exit, if real, is left to what lists the runtime once it answers:
+// the runtime's own stopped event, or the resync after its event stream
+// reconnects (a runtime that restarts breaks the stream); the relist that
+// stands in for an absent stream; and in any case the safety relist, a
+// period after the last relist, which also covers a runtime that timed
+// out with its stream open or --pleg-sources without cri.
+func (p *Plane) retry(w *watched, err error) {
 	planeLagging.Inc()
 	p.mu.Lock()
 	w.looks++
@@ -93,12 +107,21 @@ func (p *Plane) retry(w *watched) {
 		return
 	}
 	p.mu.Lock()
-	dropped, code := w.claimed, w.claim
-	first := dropped && !w.denied
+	carried, code := w.claimed, w.claim
+	first := carried && err == nil && !w.denied
 	w.round, w.claimed = false, false
-	w.denied = w.denied || dropped
+	if err == nil {
+		w.denied = w.denied || carried
+	}
 	p.mu.Unlock()
-	if !dropped {
+	switch {
+	case !carried:
+		return
+	case err != nil:
+		planeExitsUnanswered.Inc()
+		p.cfg.Log.Debug("the runtime did not answer the looks a kernel exit report set off; "+
+			"the exit, if real, is left to the relist (podline_pleg_kernel_exits_unanswered_total)",
+			"uid", w.uid, "container", shortID(w.id), "exitCode", code, "looks", n, "err", err)
 		return
 	}
 	planeExitsDropped.Inc()
