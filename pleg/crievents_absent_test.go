@@ -94,7 +94,10 @@ func TestCRIEventsStreamEndingAtOnceIsAbsent(t *testing.T) {
 
 	runEvents(t, s)
 	waitFor(t, "the stream that works", 5*time.Second, func() bool { return rt.openCount() == 7 && s.Connected() })
-	waitFor(t, "the stream to prove itself", 5*time.Second, func() bool { return criEventsAbsent.Get() == 0 && s.Healthy() == nil })
+	// proven() publishes the recovery before it logs it: wait for both.
+	waitFor(t, "the stream to prove itself", 5*time.Second, func() bool {
+		return criEventsAbsent.Get() == 0 && s.Healthy() == nil && len(out.Lines(msgStreamWorks)) > 0
+	})
 
 	delays, gauge, healthy := sleeps.get()
 	want := []time.Duration{100 * ms, 200 * ms} // the usual back-off between the first three
