@@ -82,9 +82,11 @@ type CRIEvents struct {
 
 	// The stream's absence (crievents_absent.go). unsupported is set while
 	// it is absent; absentSince (unix ns) is when that began.
-	deadWithin    time.Duration
-	standInPeriod time.Duration
-	retryIn       time.Duration // owned by the Run goroutine
+	deadWithin time.Duration
+	// standInEvery (a time.Duration) is set from outside while Run runs,
+	// as kernel sources start and stop.
+	standInEvery atomic.Int64
+	retryIn      time.Duration // owned by the Run goroutine
 	// warnedBreak: the last stream's break was warned of (Run goroutine).
 	warnedBreak bool
 	absentSince atomic.Int64
@@ -95,16 +97,17 @@ type CRIEvents struct {
 // backpressure). resync is called once after each connection of the stream
 // is opened, before any of its events are applied; nil skips it.
 func NewCRIEvents(rt EventRuntime, cache *Cache, notify func(types.UID), resync func(context.Context) error, log *slog.Logger) *CRIEvents {
-	return &CRIEvents{
+	s := &CRIEvents{
 		rt: rt, cache: cache, notify: notify, resync: resync, log: log,
-		minBackoff:    eventsMinBackoff,
-		maxBackoff:    eventsMaxBackoff,
-		healthyAfter:  eventsHealthyAfter,
-		sleep:         sleepCtx,
-		objects:       newObjectTable(),
-		deadWithin:    eventsDeadWithin,
-		standInPeriod: StandInPeriod(true),
+		minBackoff:   eventsMinBackoff,
+		maxBackoff:   eventsMaxBackoff,
+		healthyAfter: eventsHealthyAfter,
+		sleep:        sleepCtx,
+		objects:      newObjectTable(),
+		deadWithin:   eventsDeadWithin,
 	}
+	s.StandIn(StandInPeriod(true))
+	return s
 }
 
 // Connected reports whether the stream is open and the resync after

@@ -53,8 +53,12 @@ func StandInPeriod(kernelSources bool) time.Duration {
 }
 
 // StandIn sets how often the relist stands in for an absent stream
-// (default StandInPeriod(true)). Call it before Run.
-func (s *CRIEvents) StandIn(period time.Duration) { s.standInPeriod = period }
+// (default StandInPeriod(true)). It may be called while Run runs, as
+// kernel sources start or stop: the wait under way ends first, then the
+// waits follow the new period.
+func (s *CRIEvents) StandIn(period time.Duration) { s.standInEvery.Store(int64(period)) }
+
+func (s *CRIEvents) standInPeriod() time.Duration { return time.Duration(s.standInEvery.Load()) }
 
 // markAbsent records that the runtime has no working stream, saying so
 // once per absence; why names the evidence.
@@ -68,11 +72,11 @@ func (s *CRIEvents) markAbsent(unimplemented bool, err error) {
 	criEventsAbsent.Set(1)
 	if unimplemented {
 		s.log.Info("the runtime has no container event stream; pod state comes from the kernel's events and a relist in its stead",
-			"relistEvery", s.standInPeriod, "retryIn", s.retryIn, "err", err)
+			"relistEvery", s.standInPeriod(), "retryIn", s.retryIn, "err", err)
 		return
 	}
 	s.log.Warn("the runtime's container event stream ends as soon as it opens; treating it as absent: pod state comes from the kernel's events and a relist in its stead",
-		"streams", eventsDeadInARow, "relistEvery", s.standInPeriod, "retryIn", s.retryIn, "err", err)
+		"streams", eventsDeadInARow, "relistEvery", s.standInPeriod(), "retryIn", s.retryIn, "err", err)
 }
 
 // proven is called once a stream delivered an event or lived deadWithin:
@@ -85,14 +89,14 @@ func (s *CRIEvents) proven() {
 	s.log.Info("the runtime's container event stream works again", "absentFor", time.Since(time.Unix(0, s.absentSince.Load())).Round(time.Second))
 }
 
-// standIn relists every standInPeriod until the next try of the absent
+// standIn relists every standInPeriod() until the next try of the absent
 // stream is due, and moves that try further off for the time after. It
 // reports false when ctx ended.
 func (s *CRIEvents) standIn(ctx context.Context) bool {
 	left := s.retryIn
 	s.retryIn = min(2*s.retryIn, eventsRetryMax)
 	for left > 0 {
-		d := min(s.standInPeriod, left)
+		d := min(s.standInPeriod(), left)
 		if !s.sleep(ctx, d) {
 			return false
 		}

@@ -211,6 +211,51 @@ func TestCRIEventsUnimplementedIsAbsentAndTriedAgain(t *testing.T) {
 	}
 }
 
+// The period follows StandIn while Run runs: a kernel source that starts
+// (the cgroup notifier, once an inotify instance is free) or stops moves
+// the relist in the stream's stead between every minute and every second
+// from the next wait on.
+func TestCRIEventsStandInChangesWhileAbsent(t *testing.T) {
+	rt := &scriptRuntime{steps: []step{{openErr: fmt.Errorf("open: %w", cri.ErrUnimplemented)}}}
+	s := NewCRIEvents(rt, NewCache(), func(types.UID) {}, nil, quietLog())
+	s.StandIn(StandInPeriod(false))
+	waited := make(chan time.Duration)
+	s.sleep = func(ctx context.Context, d time.Duration) bool {
+		select {
+		case waited <- d:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	runEvents(t, s)
+	next := func() time.Duration {
+		t.Helper()
+		select {
+		case d := <-waited:
+			return d
+		case <-time.After(5 * time.Second):
+			t.Fatal("no wait")
+			return 0
+		}
+	}
+	f := func(period time.Duration, waits int) {
+		t.Helper()
+		s.StandIn(period)
+		next() // the wait under way when the period changed
+		for range waits {
+			if d := next(); d != period {
+				t.Fatalf("waited %v, want %v", d, period)
+			}
+		}
+	}
+	if d := next(); d != time.Second {
+		t.Fatalf("first wait %v without a kernel source, want 1s", d)
+	}
+	f(StandInPeriod(true), 3)
+	f(StandInPeriod(false), 3)
+}
+
 // Where no kernel source watches containers, the relist stands in for the
 // stream as often as the kubelet's generic PLEG relists.
 func TestStandInPeriod(t *testing.T) {

@@ -63,8 +63,31 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 	a.plane = pleg.NewPlane(cfg)
 	a.lifecycle = append(a.lifecycle, a.plane.Run)
 
+	var events *pleg.CRIEvents
+	standIn := func(time.Duration) {}
+	if o.plegSource("cri") {
+		// Connected and relisted: the runtime answers. Pods held back by
+		// its outage go now, not when their back-off ends.
+		resync := func(ctx context.Context) error {
+			if err := a.relister.Resync(ctx); err != nil {
+				return err
+			}
+			if a.pipeline != nil {
+				a.pipeline.RuntimeBack()
+			}
+			return nil
+		}
+		events = pleg.NewCRIEvents(a.runtime, a.cache, notify, resync, a.log)
+		standIn = events.StandIn
+	}
+	// A kernel source sees exits only of pods with cgroups of their own;
+	// it counts while it runs.
+	kernel := newKernelSources(o.cgroupsPerQOS, standIn)
+
 	if tracer != nil {
 		a.lifecycle = append(a.lifecycle, func(ctx context.Context) {
+			kernel.started()
+			defer kernel.stopped()
 			defer tracer.Close()
 			err := tracer.Run(ctx, func(ev ebpf.Event) {
 				switch ev.Kind {
@@ -99,6 +122,8 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 		})
 	}
 	runNotifier := func(ctx context.Context, notifier *cgroupfs.Notifier) {
+		kernel.started()
+		defer kernel.stopped()
 		defer notifier.Close()
 		err := notifier.Run(ctx, func(n cgroupfs.Notification) {
 			switch n.Kind {
@@ -125,22 +150,7 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 			runNotifier(ctx, n)
 		})
 	}
-	if o.plegSource("cri") {
-		// Connected and relisted: the runtime answers. Pods held back by
-		// its outage go now, not when their back-off ends.
-		resync := func(ctx context.Context) error {
-			if err := a.relister.Resync(ctx); err != nil {
-				return err
-			}
-			if a.pipeline != nil {
-				a.pipeline.RuntimeBack()
-			}
-			return nil
-		}
-		events := pleg.NewCRIEvents(a.runtime, a.cache, notify, resync, a.log)
-		// A kernel source sees exits only of pods with cgroups of their own.
-		kernel := (tracer != nil || notifier != nil || retryNotifier) && o.cgroupsPerQOS
-		events.StandIn(pleg.StandInPeriod(kernel))
+	if events != nil {
 		a.lifecycle = append(a.lifecycle, events.Run)
 	}
 	return nil
