@@ -47,7 +47,8 @@ type Store struct {
 type intent struct {
 	pulls int // under way in this process
 	// leftover: on disk from before a restart, its image not on the node
-	// then; the next pull of the image ends it, as the kubelet's does.
+	// then, or left by a pull whose outcome the runtime could not tell;
+	// the next pull of the image ends it, as the kubelet's does.
 	leftover bool
 	// file is the name it has on disk, "" when none.
 	file string

@@ -272,9 +272,52 @@ func TestPullUnderWayIsNotPreloading(t *testing.T) {
 	if got := verdict(s, byDigest, privateID, v1.PullIfNotPresent); got != Verify {
 		t.Errorf("during the pull: %s, want verify", got)
 	}
-	s.PullFailed(ref(t, "r.io/private:1"))
+	s.PullFailed(ref(t, "r.io/private:1"), "")
 	if got := verdict(s, byDigest, privateID, v1.PullIfNotPresent); got != Use {
 		t.Errorf("after the failed pull: %s, want use (preloaded)", got)
+	}
+}
+
+// A pull that failed or was cancelled after the runtime stored the image
+// leaves an image the node agent pulled, not a preloaded one: every pod
+// verifies it, after a restart too. A pull whose outcome the runtime
+// could not tell leaves its intent, as a crash would, until the next pull
+// of the image ends.
+func TestFailedPullThatLeftTheImage(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, "")
+	private := ref(t, "r.io/private:1")
+	if err := s.PullStarted(private); err != nil {
+		t.Fatal(err)
+	}
+	s.PullFailed(private, privateID)
+	for _, st := range []*Store{s, openStore(t, dir, "")} {
+		if got := verdict(st, private, privateID, v1.PullNever); got != Refuse {
+			t.Errorf("image a cancelled pull left: %s, want refuse (verify, pull policy Never)", got)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, pullingDir)); len(entries) != 0 {
+		t.Errorf("intents left after the failed pull: %v", entries)
+	}
+
+	other := ref(t, "r.io/other:1")
+	if err := s.PullStarted(other); err != nil {
+		t.Fatal(err)
+	}
+	s.PullUncertain(other)
+	if got := verdict(s, ref(t, "r.io/other:2"), localID, v1.PullNever); got != Refuse {
+		t.Errorf("repository of a pull that may have left its image: %s, want refuse (not preloaded)", got)
+	}
+	again := openStore(t, dir, "")
+	if got := verdict(again, ref(t, "r.io/other:2"), localID, v1.PullNever); got != Refuse {
+		t.Errorf("after a restart: %s, want refuse (not preloaded)", got)
+	}
+	pull(t, s, other, publicID, nil)
+	if got := verdict(s, ref(t, "r.io/other:2"), localID, v1.PullNever); got != Use {
+		t.Errorf("after the next pull of the image ended: %s, want use (preloaded)", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, pullingDir)); len(entries) != 0 {
+		t.Errorf("intents left after the next pull ended: %v", entries)
 	}
 }
 

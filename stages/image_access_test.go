@@ -1,18 +1,27 @@
 package stages_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/podline/podline/cri"
 	"github.com/podline/podline/cri/fake"
 	"github.com/podline/podline/pullrecords"
+	"github.com/podline/podline/stages"
 )
 
 // openRecords is the node's records of image pulls in dir.
@@ -142,6 +151,76 @@ func TestConcurrentPullLendsNoImage(t *testing.T) {
 	h.waitRunning(a.UID)
 	if w := h.waitWaiting(b, "ErrImagePull"); !strings.Contains(w.Message, "401 Unauthorized") {
 		t.Errorf("pod without credentials: ErrImagePull %q, want the registry's 401", w.Message)
+	}
+}
+
+// storesThenCanceled is a runtime whose first pull stores the image and
+// then, once the pull is cancelled, answers Canceled: containerd when the
+// last pod waiting for a long pull went away after the image was created.
+type storesThenCanceled struct {
+	stages.ImageRuntime
+	once   sync.Once
+	stored chan struct{}
+}
+
+func (r *storesThenCanceled) PullImage(ctx context.Context, image string, auth *runtimeapi.AuthConfig, sb *runtimeapi.PodSandboxConfig) (string, error) {
+	first := false
+	r.once.Do(func() { first = true })
+	if !first {
+		return r.ImageRuntime.PullImage(ctx, image, auth, sb)
+	}
+	if _, err := r.ImageRuntime.PullImage(context.WithoutCancel(ctx), image, auth, sb); err != nil {
+		return "", err
+	}
+	close(r.stored)
+	<-ctx.Done()
+	return "", status.Error(codes.Canceled, "context canceled")
+}
+
+// A pull cancelled after the runtime stored the image (its only pod was
+// deleted) does not leave a preloaded image behind: a pod of another
+// namespace without the secret is told the image is absent under pull
+// policy Never, and its own pull is refused by the registry.
+func TestCancelledPullLeavesNoPreloadedImage(t *testing.T) {
+	const image = "r.io/private:1"
+	sock, srv := fake.Listen(t, fake.Options{ImageAuth: map[string]string{image: "u:pw"}})
+	rt, err := cri.Dial(context.Background(), sock, "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	dir := t.TempDir()
+	runtime := &storesThenCanceled{ImageRuntime: rt, stored: make(chan struct{})}
+	secrets := secretsByName{"a/pull": pullSecret("a", "pull", "r.io", "u:pw")}
+	h := newHarness(t, harnessOpts{socket: sock, srv: srv, pullSecrets: secrets,
+		pulls: stages.NewImagePuller(runtime, openRecords(t, dir, ""), true, 0)})
+
+	first := imagePod("first", "a", image, v1.PullIfNotPresent, "pull")
+	h.pipe.Upsert(first)
+	select {
+	case <-runtime.stored:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pull never reached the runtime")
+	}
+	h.pipe.Remove(first.UID)
+	// The pull has ended once its intent is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for entries, _ := os.ReadDir(filepath.Join(dir, "pulling")); len(entries) > 0; entries, _ = os.ReadDir(filepath.Join(dir, "pulling")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled pull's intent is still there: %v", entries)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	never := imagePod("never", "b", image, v1.PullNever)
+	none := imagePod("none", "b", image, v1.PullIfNotPresent)
+	h.pipe.Upsert(never)
+	h.pipe.Upsert(none)
+	if w := h.waitWaiting(never, "ErrImageNeverPull"); w.Message != `Container image "r.io/private:1" is not present with pull policy of Never` {
+		t.Errorf("pull policy Never: %q", w.Message)
+	}
+	if w := h.waitWaiting(none, "ErrImagePull"); !strings.Contains(w.Message, "401 Unauthorized") {
+		t.Errorf("no secret: ErrImagePull %q, want the registry's 401", w.Message)
 	}
 }
 

@@ -179,7 +179,8 @@ func (p *ImagePuller) leave(key flightKey, f *pullFlight) {
 
 // run is one pull: a second look when the pod only needs the image
 // present, the pull's intent recorded, a slot, then the credentials in
-// order, and the one that pulled recorded.
+// order, and the one that pulled recorded; or, all failing, the image the
+// pull may have left.
 func (p *ImagePuller) run(ctx context.Context, req PullRequest) PullResult {
 	if req.IfAbsent {
 		if img, err := p.images.ImageStatus(ctx, req.Image); err == nil && img != nil &&
@@ -196,16 +197,24 @@ func (p *ImagePuller) run(ctx context.Context, req PullRequest) PullResult {
 	}
 	if err := p.acquire(ctx); err != nil {
 		if recording {
-			p.records.PullFailed(ref)
+			p.records.PullFailed(ref, "")
 		}
 		return PullResult{Err: fmt.Errorf("wait for a pull slot for %s: %w", req.Image, err)}
 	}
 	defer p.release()
+	var before string
+	if recording {
+		// An error leaves "": whatever is there after a failure counts
+		// as the pull's own.
+		if img, err := p.images.ImageStatus(ctx, req.Image); err == nil && img != nil {
+			before = img.GetId()
+		}
+	}
 	start := time.Now()
 	imageRef, used, err := p.pullWithCredentials(ctx, req)
 	if err != nil {
 		if recording {
-			p.records.PullFailed(ref)
+			p.recordFailure(ctx, ref, req.Image, before)
 		}
 		pullsFailed.Inc()
 		return PullResult{Err: err, PullTime: time.Since(start)}
@@ -232,6 +241,27 @@ func (p *ImagePuller) run(ctx context.Context, req PullRequest) PullResult {
 	pullsSucceeded.Inc()
 	pullDuration.Update(res.PullTime.Seconds())
 	return res
+}
+
+// recordFailure ends the intent of a failed pull. The runtime may have
+// stored the image all the same (containerd answers Canceled to a pull
+// cancelled after it created the image, common when the last pod waiting
+// for a long pull goes away), and an image left with no record would be
+// taken for a preloaded one that every pod may use. So the runtime is
+// asked for the image, with a context the pull's cancellation does not
+// reach (the runtime client bounds the call); an image it holds that is
+// not the one the name held before the pull (before) is recorded for
+// every pod to verify.
+func (p *ImagePuller) recordFailure(ctx context.Context, ref credentials.Reference, image, before string) {
+	img, err := p.images.ImageStatus(context.WithoutCancel(ctx), image)
+	switch {
+	case err != nil:
+		p.records.PullUncertain(ref)
+	case img == nil || img.GetId() == before:
+		p.records.PullFailed(ref, "")
+	default:
+		p.records.PullFailed(ref, img.GetId())
+	}
 }
 
 // pullWithCredentials tries each credential until one pulls, and returns

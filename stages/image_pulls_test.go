@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/podline/podline/credentials"
@@ -204,6 +205,47 @@ func TestPullAlwaysNeverTakesASkippedPull(t *testing.T) {
 	}
 	if n := r.fake.Calls("PullImage"); n != 1 {
 		t.Fatalf("PullImage called %d times, want 1 (the Always one)", n)
+	}
+}
+
+// A failed pull records an image only if it may have left it. A pull of
+// a preloaded private image that the registry refuses leaves the image
+// the node had, preloaded still; a pull whose outcome the runtime cannot
+// tell leaves no image of the repository preloaded until the next pull of
+// the image ends.
+func TestFailedPullRecordsOnlyWhatItMayHaveLeft(t *testing.T) {
+	r := newPullRig(t, 0, fake.Options{Preloaded: []string{"r.io/private:1", "r.io/private:2"},
+		ImageAuth: map[string]string{"r.io/private:1": "u:pw"}})
+	p := stages.NewImagePuller(r.rt, openRecords(t, t.TempDir(), ""), true, 0)
+	mayUse := func(image string) string {
+		t.Helper()
+		img, err := r.rt.ImageStatus(context.Background(), image)
+		if err != nil || img == nil {
+			t.Fatalf("ImageStatus(%s): %v, %v", image, img, err)
+		}
+		return p.MayUse(image, img.GetId(), v1.PullNever, func() []credentials.Credential { return nil }).String()
+	}
+	if got := p.Pull(context.Background(), stages.PullRequest{Image: "r.io/private:1"}); !strings.Contains(fmt.Sprint(got.Err), "401 Unauthorized") {
+		t.Fatalf("pull without the credential: %v, want the registry's 401", got.Err)
+	}
+	if got := mayUse("r.io/private:1"); got != "use" {
+		t.Errorf("preloaded image after a refused pull: %s, want use", got)
+	}
+
+	// The runtime fails the pull, and cannot say what it holds after it.
+	r.fake.Inject("PullImage", codes.Unavailable, 1)
+	r.fake.Inject("ImageStatus", codes.Unavailable, 2)
+	if got := p.Pull(context.Background(), stages.PullRequest{Image: "r.io/private:3"}); got.Err == nil {
+		t.Fatal("pull with the runtime unavailable: no error")
+	}
+	if got := mayUse("r.io/private:2"); got != "refuse" {
+		t.Errorf("preloaded image of the repository after a pull of unknown outcome: %s, want refuse (not preloaded)", got)
+	}
+	if got := p.Pull(context.Background(), stages.PullRequest{Image: "r.io/private:3"}); got.Err != nil {
+		t.Fatal(got.Err)
+	}
+	if got := mayUse("r.io/private:2"); got != "use" {
+		t.Errorf("preloaded image of the repository after the next pull ended: %s, want use", got)
 	}
 }
 
