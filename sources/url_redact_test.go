@@ -43,6 +43,11 @@ func TestURLSourceFailureHidesCredentials(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, redirect, http.StatusFound) })
+	mux.HandleFunc("/badredirect", func(w http.ResponseWriter, r *http.Request) {
+		// A Location that does not parse: net/http's error quotes it.
+		w.Header().Set("Location", "http://alice:s3cret@example.com:port/signed?X-Amz-Signature=51gn")
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.HandleFunc("/bad", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("kind: Pod\napiVersion: v1\n")) })
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
@@ -77,6 +82,8 @@ func TestURLSourceFailureHidesCredentials(t *testing.T) {
 	f("http://"+creds+closed+"/pods?token=t0ken", `Get "http://<redacted>@`+closed+`/pods?token=<redacted>": dial tcp`)
 	// The error names the redirect's target, signature and all.
 	f("http://"+creds+host+"/redirect?token=t0ken", strings.Replace(redirect, "51gn", "<redacted>", 1))
+	// A redirect's Location that does not parse shows nothing of itself.
+	f("http://"+creds+host+"/badredirect?token=t0ken", `Get "http://<redacted>@`+host+`/badredirect?token=<redacted>": failed to parse Location header <redacted>`)
 }
 
 // A malformed header entry is reported by its place, never its text.

@@ -10,6 +10,9 @@
 //     user (https://<token>@host/); so does every query value, with the
 //     names kept; a query item without '=' goes whole; so does a fragment.
 //   - A header keeps its name; its value goes.
+//   - net/http's client errors keep their words: the URL they name is
+//     redacted as any URL, and whatever their cause quotes goes whole
+//     (a redirect's Location that does not parse, a piece of a URL).
 //
 // Every query value, not a list of names: credentials travel under too
 // many names to list (token, access_token, sig, X-Amz-Signature,
@@ -26,6 +29,7 @@ package redact
 import (
 	"errors"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -116,10 +120,11 @@ func Headers(list string) string {
 // Error is err with the URLs in its text redacted: a *url.Error (what
 // http.Client.Do returns) names the URL of the request that failed, the
 // manifest URL or a redirect's target, with its query and its user (the
-// client hides only the password); and every occurrence of raw, the URL
-// podline was given, goes too. The result matches what err matched under
-// errors.Is and errors.As; a *url.Error that err is, rather than wraps,
-// is replaced by its redacted copy, so that even unwrapping shows none.
+// client hides only the password), and its cause loses every quoted
+// piece (see cause); every occurrence of raw, the URL podline was given,
+// goes too. The result matches what err matched under errors.Is and
+// errors.As; a *url.Error that err is, rather than wraps, is replaced by
+// its redacted copy, so that even unwrapping shows none.
 func Error(err error, raw string) error {
 	if err == nil {
 		return nil
@@ -127,7 +132,7 @@ func Error(err error, raw string) error {
 	inner, msg := err, err.Error()
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		red := &url.Error{Op: ue.Op, URL: URL(ue.URL), Err: ue.Err}
+		red := &url.Error{Op: ue.Op, URL: URL(ue.URL), Err: cause(ue.Err)}
 		msg = strings.ReplaceAll(msg, ue.Error(), red.Error())
 		if err == error(ue) {
 			inner = red
@@ -137,6 +142,47 @@ func Error(err error, raw string) error {
 		msg = strings.ReplaceAll(msg, raw, URL(raw))
 	}
 	return &redacted{msg: msg, err: inner}
+}
+
+// cause is a *url.Error's cause with every quoted piece of its text
+// replaced by Mark. net/http and net/url quote what they could not use: a
+// redirect's Location that does not parse (`failed to parse Location
+// header "…": parse "…": invalid port ":s3cret" after host`), the piece
+// of a URL url.Parse stopped at. A Location is the server's choice and
+// may carry credentials as the manifest URL does, and what does not parse
+// cannot be told safe. A cause with nothing quoted comes back as it is;
+// one with, as a copy that still unwraps to what it wrapped, never to
+// its own text.
+func cause(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	shown := unquoted(msg)
+	if shown == msg {
+		return err
+	}
+	return &redacted{msg: shown, err: errors.Unwrap(err)}
+}
+
+// unquoted is s with every Go-quoted string in it replaced by Mark; an
+// unterminated quote takes the rest of s with it.
+func unquoted(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		b.WriteString(Mark)
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil {
+			return b.String()
+		}
+		s = s[i+len(q):]
+	}
 }
 
 // redacted is an error whose text is redacted.

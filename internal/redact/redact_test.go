@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -121,4 +122,65 @@ func TestError(t *testing.T) {
 	if Error(nil, given) != nil {
 		t.Error("Error(nil) is not nil")
 	}
+}
+
+// A redirect's Location is the server's choice and may carry credentials
+// (a token as the user, a signed URL's query) as the manifest URL does.
+// None of it shows, whether net/http follows it (its error names the URL
+// it failed on) or cannot parse it: then the error quotes the Location,
+// and url.Parse's reason may quote a piece of it (the password of
+// "http://alice:s3cret/" read as a port).
+func TestErrorRedirectLocation(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String() // a port nothing listens on
+	l.Close()
+	f := func(location string, want ...string) {
+		t.Helper()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", location)
+			w.WriteHeader(http.StatusFound)
+		}))
+		defer srv.Close()
+		resp, cause := (&http.Client{Timeout: 5 * time.Second}).Get(srv.URL + "/pods")
+		if cause == nil {
+			resp.Body.Close()
+			t.Fatalf("Location %q: the client followed it", location)
+		}
+		if !strings.Contains(cause.Error(), "t0ken") {
+			t.Fatalf("net/http's error %q no longer shows the Location: the test shows nothing", cause)
+		}
+		got := Error(cause, "")
+		var ue *url.Error
+		if !errors.As(got, &ue) {
+			t.Fatalf("Error(%q) is no *url.Error", cause)
+		}
+		// Unwrapped as far as it goes, the text shows none of it either.
+		texts := []string{got.Error()}
+		for e := error(ue); e != nil; e = errors.Unwrap(e) {
+			texts = append(texts, e.Error())
+		}
+		for _, text := range texts {
+			for _, secret := range []string{"alice", "s3cret", "t0ken"} {
+				if strings.Contains(text, secret) {
+					t.Errorf("Location %q: %q shows %s", location, text, secret)
+				}
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(got.Error(), w) {
+				t.Errorf("Location %q: %q, want it to say %q", location, got, w)
+			}
+		}
+	}
+	// Malformed: nothing of it can be told safe.
+	f("http://alice:s3cret@example.com:port/pods?token=t0ken",
+		`failed to parse Location header <redacted>: parse <redacted>: invalid port <redacted> after host`)
+	f("http://alice:s3cret/pods?token=t0ken", "failed to parse Location header <redacted>")
+	f("http://alice:s3cret@exa mple.com/pods?token=t0ken", "failed to parse Location header <redacted>")
+	// Well-formed: followed, and named redacted as the URL it failed on.
+	f("http://alice:s3cret@"+closed+"/pods?token=t0ken",
+		`Get "http://<redacted>@`+closed+`/pods?token=<redacted>": dial tcp`, "connection refused")
 }
