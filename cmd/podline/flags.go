@@ -24,7 +24,7 @@ type options struct {
 	podManifestPath    string
 	fileCheckFrequency time.Duration
 	manifestURL        string
-	manifestURLHeader  listFlag
+	manifestURLHeader  headerFlag
 
 	// The same, from files: credentials kept out of argv.
 	manifestURLFile       string

@@ -11,10 +11,34 @@ import (
 
 // secretFlags hold credentials, each with how its value is shown:
 // wherever podline prints or serves its flags (/configz, the pprof
-// command line) the value goes through its redactor.
+// command line) the value goes through its redactor. (What /configz has
+// of --manifest-url-header is redacted already, entry by entry, by
+// headerFlag; Headers leaves that as it is.)
 var secretFlags = map[string]func(string) string{
 	"manifest-url":        redact.URL,
 	"manifest-url-header": redact.Headers,
+}
+
+// headerFlag is --manifest-url-header: "key:value" entries, as listFlag
+// takes them. Its String, which is what podline shows of a flag's value
+// (/configz), has each entry redacted on its own: an entry from
+// --manifest-url-header-file may hold commas in its value, and the
+// entries joined, then split at their commas, would cut a value into
+// pieces, one of which ("Bearer a,user:pass") would show a piece of the
+// credential as a header name.
+type headerFlag []string
+
+func (h *headerFlag) Set(v string) error { return (*listFlag)(h).Set(v) }
+
+func (h *headerFlag) String() string {
+	if h == nil { // the flag package may ask a nil one
+		return ""
+	}
+	shown := make([]string, len(*h))
+	for i, entry := range *h {
+		shown[i] = redact.Header(entry)
+	}
+	return strings.Join(shown, ",")
 }
 
 // redacted is every flag's value as /configz shows it.

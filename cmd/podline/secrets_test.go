@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/podline/podline/server"
 )
 
 // secretWords are the credentials the tests put in URLs and headers.
@@ -130,6 +134,39 @@ func TestManifestSecretFiles(t *testing.T) {
 	raw, _ := json.Marshal(o.configz())
 	checkHidden(t, "/configz", string(raw))
 	checkHidden(t, "the command line", strings.Join(o.cmdline, " "))
+}
+
+// A header value from --manifest-url-header-file may hold commas, which
+// the flag's own form cannot: /configz and /debug/pprof/cmdline show each
+// header redacted whole, never split at a comma of its value into
+// pieces, one of which would show a piece of the credential as a header
+// name ("t0ken,alice:s3cret" as "alice:<redacted>").
+func TestHeaderFileValueWithCommaStaysHidden(t *testing.T) {
+	headers := writeSecret(t, "headers", "X-Token: t0ken,alice:s3cret\nAccept: a/b, c/d\n", 0o600)
+	o := parsed(t, "--manifest-url=https://example.com/pods", "--manifest-url-header-file="+headers)
+	s := &server.Secure{Configz: o.configz, Cmdline: o.cmdline, Debugging: true}
+	get := func(path string) string {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d %q", path, rec.Code, rec.Body)
+		}
+		checkHidden(t, path, rec.Body.String())
+		return rec.Body.String()
+	}
+	var got struct {
+		Podline map[string]string `json:"podline"`
+	}
+	if err := json.Unmarshal([]byte(get("/configz")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := "X-Token:<redacted>,Accept:<redacted>"; got.Podline["manifest-url-header"] != want {
+		t.Errorf("/configz --manifest-url-header %q, want %q", got.Podline["manifest-url-header"], want)
+	}
+	if got, want := get("/debug/pprof/cmdline"), "podline\x00--manifest-url=https://example.com/pods\x00--manifest-url-header-file="+headers; got != want {
+		t.Errorf("/debug/pprof/cmdline %q, want %q", got, want)
+	}
 }
 
 // What is refused, and how the refusal reads: the flag, the file and the
