@@ -69,8 +69,12 @@ func (o *options) loadManifestSecrets() error {
 // credentials moved out of argv into a file other users can read are no
 // better hidden, and whoever can change the manifest URL chooses what
 // podline runs as root.
+//
+// The open does not wait (O_NONBLOCK), and the type is checked on what
+// was opened: a named pipe (a shell's <(...) is one) would hold the open,
+// and podline's start, until a writer came, and forever if none does.
 func readSecretFile(flagName, path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
@@ -80,7 +84,7 @@ func readSecretFile(flagName, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s: not a regular file", flagName, path)
+		return nil, fmt.Errorf("%s %s: not a regular file: %s", flagName, path, fileKind(st.Mode()))
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("%s %s: mode %04o lets other users read or change the credentials in it; make it 0600 (chmod go-rwx %s)", flagName, path, perm, path)
@@ -96,6 +100,23 @@ func readSecretFile(flagName, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s: larger than %d KiB; it holds a URL or a few headers", flagName, path, maxSecretFile>>10)
 	}
 	return data, nil
+}
+
+// fileKind names what a credentials file is when not a regular file.
+func fileKind(mode os.FileMode) string {
+	switch mode.Type() {
+	case os.ModeDir:
+		return "a directory"
+	case os.ModeNamedPipe:
+		return "a named pipe"
+	case os.ModeSocket:
+		return "a socket"
+	case os.ModeDevice:
+		return "a block device"
+	case os.ModeDevice | os.ModeCharDevice:
+		return "a character device"
+	}
+	return "not a file"
 }
 
 // urlFromFile is the one URL a --manifest-url-file holds, surrounding

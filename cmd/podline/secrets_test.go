@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/podline/podline/server"
 )
@@ -167,6 +170,43 @@ func TestHeaderFileValueWithCommaStaysHidden(t *testing.T) {
 	if got, want := get("/debug/pprof/cmdline"), "podline\x00--manifest-url=https://example.com/pods\x00--manifest-url-header-file="+headers; got != want {
 		t.Errorf("/debug/pprof/cmdline %q, want %q", got, want)
 	}
+}
+
+// A credentials file that is a named pipe is refused at once, naming the
+// flag, the file and what it is: an open for reading would wait for a
+// writer, and podline's start with it, forever.
+func TestManifestSecretFileFIFORefused(t *testing.T) {
+	f := func(flagName string) {
+		t.Helper()
+		fifo := filepath.Join(t.TempDir(), "fifo")
+		if err := unix.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var o options
+		fs := newFlagSet(&o)
+		if err := fs.Parse([]string{flagName + "=" + fifo}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- o.loadManifestSecrets() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(5 * time.Second):
+			// A writer's non-blocking open succeeds while a reader
+			// waits, and lets it go.
+			if w, werr := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); werr == nil {
+				w.Close()
+			}
+			<-done
+			t.Fatalf("%s: the start waited on the FIFO", flagName)
+		}
+		if want := flagName + " " + fifo + ": not a regular file: a named pipe"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", flagName, err, want)
+		}
+	}
+	f("--manifest-url-file")
+	f("--manifest-url-header-file")
 }
 
 // What is refused, and how the refusal reads: the flag, the file and the
