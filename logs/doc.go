@@ -21,11 +21,12 @@
 // by finishing the old file before it starts on the new one, where the
 // kubelet can lose the old file's last lines. /logs/ resolves every path beneath the directory
 // in the kernel (openat2), so a symlink a pod planted under /var/log
-// leads nowhere, and a container log is never read through a symlink at
-// all. Nothing is opened before it is known to be a regular file (or a
+// leads nowhere, and a container log is never read through a symlink
+// beneath the pod log directory. Nothing is opened before it is known to be a regular file (or a
 // directory to list): a FIFO or a device node a pod made is refused
 // unopened.
 //
 // Which file belongs to which container, and whether it still runs, is
-// the caller's knowledge: Read takes a path and a function to ask.
+// the caller's knowledge: Read takes the pod log directory, a path
+// beneath it and a function to ask.
 package logs

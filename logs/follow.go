@@ -107,7 +107,7 @@ func (fl *follower) look() {
 		fl.switching, fl.rotated = true, true
 		return
 	}
-	f, err := OpenLog(fl.path)
+	f, err := OpenLog(fl.dir, fl.path)
 	if err != nil {
 		return
 	}

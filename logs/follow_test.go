@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,14 +58,14 @@ func (w *syncWriter) waitFor(t *testing.T, want string) {
 	}
 }
 
-// follow starts Read with Follow on path; the returned function waits for
-// it to return and gives its error.
-func follow(t *testing.T, ctx context.Context, path string, opts Options, running func() bool) (*syncWriter, func() error) {
+// follow starts Read with Follow on path, beneath dir; the returned
+// function waits for it to return and gives its error.
+func follow(t *testing.T, ctx context.Context, dir, path string, opts Options, running func() bool) (*syncWriter, func() error) {
 	t.Helper()
 	w := newSyncWriter()
 	done := make(chan error, 1)
 	opts.Follow = true
-	go func() { done <- Read(ctx, path, opts, w, running) }()
+	go func() { done <- Read(ctx, dir, path, opts, w, running) }()
 	wait := func() error {
 		t.Helper()
 		select {
@@ -106,7 +107,7 @@ func TestFollowAppended(t *testing.T) {
 	setCheckEvery(t, time.Hour)
 	path := writeLog(t, cri(0, "stdout", "F", "old"), cri(1, "stdout", "F", "older"))
 	ctx, cancel := context.WithCancel(context.Background())
-	w, wait := follow(t, ctx, path, Options{TailLines: ptr[int64](0)}, nil)
+	w, wait := follow(t, ctx, filepath.Dir(path), path, Options{TailLines: ptr[int64](0)}, nil)
 	// Tail 0 shows nothing of what was there, and then what comes.
 	waitFlushed(t, w)
 	appendLog(t, path, cri(2, "stdout", "P", "ne"))
@@ -137,7 +138,7 @@ func TestFollowRotation(t *testing.T) {
 	path := writeLog(t, cri(0, "stdout", "F", "one"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, wait := follow(t, ctx, path, Options{}, nil)
+	w, wait := follow(t, ctx, filepath.Dir(path), path, Options{}, nil)
 	w.waitFor(t, "one\n")
 
 	// The kubelet's rotation: rename away, then the runtime reopens. The
@@ -176,7 +177,7 @@ func TestFollowStops(t *testing.T) {
 	path := writeLog(t, cri(0, "stdout", "F", "one"))
 	var up atomic.Bool
 	up.Store(true)
-	w, wait := follow(t, context.Background(), path, Options{}, up.Load)
+	w, wait := follow(t, context.Background(), filepath.Dir(path), path, Options{}, up.Load)
 	w.waitFor(t, "one\n")
 	// The container's last words are written, then it is seen stopped.
 	appendLog(t, path, cri(1, "stdout", "F", "two"))
@@ -194,7 +195,7 @@ func TestFollowStoppedBeforehand(t *testing.T) {
 	// the first check.
 	setCheckEvery(t, time.Hour)
 	path := writeLog(t, cri(0, "stdout", "F", "one"), cri(1, "stdout", "F", "two"))
-	w, wait := follow(t, context.Background(), path, Options{TailLines: ptr[int64](1)}, func() bool { return false })
+	w, wait := follow(t, context.Background(), filepath.Dir(path), path, Options{TailLines: ptr[int64](1)}, func() bool { return false })
 	if err := wait(); err != nil || w.String() != "two\n" {
 		t.Errorf("Read = %q, %v", w.String(), err)
 	}
@@ -207,7 +208,7 @@ func TestFollowStoppedAfterRotation(t *testing.T) {
 	path := writeLog(t, cri(0, "stdout", "F", "one"))
 	var up atomic.Bool
 	up.Store(true)
-	w, wait := follow(t, context.Background(), path, Options{}, up.Load)
+	w, wait := follow(t, context.Background(), filepath.Dir(path), path, Options{}, up.Load)
 	w.waitFor(t, "one\n")
 	old, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -231,7 +232,7 @@ func TestFollowStoppedAfterRotation(t *testing.T) {
 func TestFollowLimit(t *testing.T) {
 	setCheckEvery(t, time.Hour)
 	path := writeLog(t, cri(0, "stdout", "F", "one"))
-	w, wait := follow(t, context.Background(), path, Options{LimitBytes: ptr[int64](7)}, nil)
+	w, wait := follow(t, context.Background(), filepath.Dir(path), path, Options{LimitBytes: ptr[int64](7)}, nil)
 	w.waitFor(t, "one\n")
 	appendLog(t, path, cri(1, "stdout", "F", "two"))
 	if err := wait(); err != nil || w.String() != "one\ntwo" {

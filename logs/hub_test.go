@@ -59,7 +59,7 @@ func startCrowd(t *testing.T, h *Hub, n, dirs int, running func() bool) *crowd {
 		}
 		w := newSyncWriter()
 		c.paths, c.ws = append(c.paths, path), append(c.ws, w)
-		go func() { c.done <- h.Read(ctx, path, Options{Follow: true}, w, running) }()
+		go func() { c.done <- h.Read(ctx, root, path, Options{Follow: true}, w, running) }()
 	}
 	for _, w := range c.ws {
 		w.waitFor(t, "hello\n")
@@ -309,7 +309,7 @@ func TestHubRewatchesRecreatedDir(t *testing.T) {
 	start := func() (*syncWriter, func()) {
 		ctx, cancel := context.WithCancel(context.Background())
 		w, done := newSyncWriter(), make(chan error, 1)
-		go func() { done <- h.Read(ctx, path, Options{Follow: true}, w, nil) }()
+		go func() { done <- h.Read(ctx, filepath.Dir(dir), path, Options{Follow: true}, w, nil) }()
 		return w, func() { cancel(); <-done }
 	}
 	mk()

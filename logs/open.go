@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -112,17 +113,30 @@ func kind(mode uint32) string {
 	return "not a file"
 }
 
-// OpenLog opens a container log for reading, as Read does and as
-// whatever else reads a container's log should (the termination message
-// of FallbackToLogsOnError). No component of path may be
-// a symbolic link: the pod log directory is writable by any pod with a
-// hostPath volume on it, and a link there could send another pod's
+// OpenLog opens the container log at path, beneath dir, the pod log
+// directory, for reading, as Read does and as whatever else reads a
+// container's log should (the termination message of
+// FallbackToLogsOnError). dir is opened as its path names it, as the
+// runtime reaches it to write there: podline resolves --pod-logs-dir once
+// at start, and a link above it made since (the operator's, say /var/log
+// moved to another disk) is followed. Beneath it no component of path may
+// be a symbolic link: the pod log directory is writable by any pod with
+// a hostPath volume on it, and a link there could send another pod's
 // `kubectl logs` to a file of the host, which podline reads as root. The
-// kernel refuses a link at any step (RESOLVE_NO_SYMLINKS), so a link
-// swapped in after a check gains nothing either. The path podline builds
-// has none: it resolves --pod-logs-dir once at start.
-func OpenLog(path string) (*os.File, error) {
-	l, err := lookup(unix.AT_FDCWD, path, unix.RESOLVE_NO_SYMLINKS)
+// kernel refuses a link at any step and any way out of dir
+// (RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), so a link swapped in after a
+// check gains nothing either.
+func OpenLog(dir, path string) (*os.File, error) {
+	name, err := filepath.Rel(dir, path)
+	if err != nil || !filepath.IsLocal(name) {
+		return nil, fmt.Errorf("BUG: container log %s is not beneath the pod log directory %q", path, dir)
+	}
+	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open pod log directory %s: %w", dir, err)
+	}
+	defer unix.Close(dirfd)
+	l, err := lookup(dirfd, name, unix.RESOLVE_BENEATH|unix.RESOLVE_NO_SYMLINKS)
 	switch {
 	case errors.Is(err, unix.ELOOP):
 		return nil, ErrLink

@@ -17,13 +17,14 @@ const (
 	writeBuffer = 4 << 10
 )
 
-// Read writes the container log at path to w as opts ask, as the kubelet
-// answers /containerLogs: the entries' content, joined where the runtime
-// split a long line, optionally stamped. opts.Previous is the caller's
-// business (it picks path). A missing file is an error matching
-// os.ErrNotExist. Only a regular file is read, and path may not go
-// through a symbolic link (ErrNotRegular, ErrLink): pods can write in the
-// log directories.
+// Read writes the container log at path, beneath dir, the pod log
+// directory, to w as opts ask, as the kubelet answers /containerLogs: the
+// entries' content, joined where the runtime split a long line,
+// optionally stamped. opts.Previous is the caller's business (it picks
+// path). A missing file is an error matching os.ErrNotExist. Only a
+// regular file is read, and path may not go through a symbolic link
+// beneath dir (ErrNotRegular, ErrLink): pods can write in the log
+// directories (see OpenLog).
 //
 // With opts.Follow it keeps writing what the runtime appends, across log
 // rotations, until ctx is done (its error, wrapped, is returned) or until
@@ -31,13 +32,13 @@ const (
 // is left is written and Read returns nil. A nil running follows until
 // ctx is done. Followers share the package's Hub, whose goroutine asks
 // running: it must be quick and safe to call from any goroutine.
-func Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
-	return defaultHub.Read(ctx, path, opts, w, running)
+func Read(ctx context.Context, dir, path string, opts Options, w io.Writer, running func() bool) error {
+	return defaultHub.Read(ctx, dir, path, opts, w, running)
 }
 
 // Read is the package's Read with h as the followers' hub.
-func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, running func() bool) error {
-	f, err := OpenLog(path)
+func (h *Hub) Read(ctx context.Context, dir, path string, opts Options, w io.Writer, running func() bool) error {
+	f, err := OpenLog(dir, path)
 	if err != nil {
 		return fmt.Errorf("open log %s: %w", path, err)
 	}
@@ -48,6 +49,7 @@ func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, 
 	defer r.close()
 	flusher, _ := w.(http.Flusher)
 	rd := &reading{
+		dir:  dir,
 		path: path,
 		out:  newOutput(bufio.NewWriterSize(w, writeBuffer), flusher, opts),
 		left: -1,
@@ -83,6 +85,7 @@ func (h *Hub) Read(ctx context.Context, path string, opts Options, w io.Writer, 
 
 // reading is one request's state, shared by the plain and follow reads.
 type reading struct {
+	dir  string // the pod log directory, path's (see OpenLog)
 	path string
 	out  *output
 	// left is how many more lines a tail without follow writes; -1 is

@@ -36,7 +36,7 @@ func writeLog(t testing.TB, lines ...string) string {
 func readLog(t *testing.T, path string, opts Options) string {
 	t.Helper()
 	var b strings.Builder
-	if err := Read(context.Background(), path, opts, &b, nil); err != nil {
+	if err := Read(context.Background(), filepath.Dir(path), path, opts, &b, nil); err != nil {
 		t.Fatalf("Read: %v", err)
 	}
 	return b.String()
@@ -138,12 +138,12 @@ func TestReadPaths(t *testing.T) {
 	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	err := Read(context.Background(), link, Options{}, &strings.Builder{}, nil)
+	err := Read(context.Background(), filepath.Dir(link), link, Options{}, &strings.Builder{}, nil)
 	if !errors.Is(err, ErrLink) || !strings.Contains(err.Error(), link) {
 		t.Errorf("Read(symlink) = %v, want ErrLink naming the path", err)
 	}
 	missing := filepath.Join(t.TempDir(), "1.log")
-	err = Read(context.Background(), missing, Options{}, &strings.Builder{}, nil)
+	err = Read(context.Background(), filepath.Dir(missing), missing, Options{}, &strings.Builder{}, nil)
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Read(missing) = %v, want ErrNotExist naming the path", err)
 	}
@@ -151,7 +151,7 @@ func TestReadPaths(t *testing.T) {
 
 func TestReadWriteError(t *testing.T) {
 	path := writeLog(t, sample...)
-	err := Read(context.Background(), path, Options{}, failingWriter{}, nil)
+	err := Read(context.Background(), filepath.Dir(path), path, Options{}, failingWriter{}, nil)
 	if !errors.Is(err, errClientGone) {
 		t.Errorf("Read = %v, want the writer's error", err)
 	}

@@ -165,7 +165,7 @@ func BenchmarkReadTail(b *testing.B) {
 	opts := Options{TailLines: ptr[int64](100), Timestamps: true}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Read(context.Background(), path, opts, io.Discard, nil); err != nil {
+		if err := Read(context.Background(), filepath.Dir(path), path, opts, io.Discard, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,14 +31,16 @@ func secretLog(t *testing.T) string {
 	return path
 }
 
-// podLogDir makes <root>/ns_pod_uid/c as stages make it and returns it.
-func podLogDir(t *testing.T) string {
+// podLogDir makes <root>/ns_pod_uid/c as stages make it and returns
+// both: root stands for the pod log directory.
+func podLogDir(t *testing.T) (root, dir string) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "pods", "ns_pod_uid", "c")
+	root = filepath.Join(t.TempDir(), "pods")
+	dir = filepath.Join(root, "ns_pod_uid", "c")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	return root, dir
 }
 
 // mknod makes a character device with /dev/null's numbers: harmless if a
@@ -90,11 +92,11 @@ func (o *openWatch) opened() bool {
 
 // readWithin runs Read and fails the test if it is still in an open
 // after a while (a FIFO): writing to the FIFO then lets it go.
-func readWithin(t *testing.T, path string, opts Options, fifo string) (string, error) {
+func readWithin(t *testing.T, root, path string, opts Options, fifo string) (string, error) {
 	t.Helper()
 	var out strings.Builder
 	done := make(chan error, 1)
-	go func() { done <- Read(context.Background(), path, opts, &out, func() bool { return false }) }()
+	go func() { done <- Read(context.Background(), root, path, opts, &out, func() bool { return false }) }()
 	select {
 	case err := <-done:
 		return out.String(), err
@@ -113,10 +115,11 @@ func TestReadRefusesWhatAPodPlanted(t *testing.T) {
 	f := func(name string, plant func(dir string) (path, fifo string), want error) {
 		t.Helper()
 		t.Run(name, func(t *testing.T) {
-			path, fifo := plant(podLogDir(t))
+			root, dir := podLogDir(t)
+			path, fifo := plant(dir)
 			watch := watchOpens(t, path, secret)
 			for _, opts := range []Options{{}, {Follow: true}, {TailLines: ptr[int64](10)}} {
-				out, err := readWithin(t, path, opts, fifo)
+				out, err := readWithin(t, root, path, opts, fifo)
 				if !errors.Is(err, want) {
 					t.Errorf("Read(%+v) = %v, want %v", opts, err, want)
 				}
@@ -182,6 +185,90 @@ func TestReadRefusesWhatAPodPlanted(t *testing.T) {
 	}, ErrNotRegular)
 }
 
+// --pod-logs-dir is resolved once at start. A link made above it since
+// (the operator moving /var/log to another disk) is the operator's, and
+// the runtime writes through it: the logs are read through it too, plain,
+// tailed and followed. Beneath it a link is refused all the same.
+func TestReadThroughALinkAboveThePodLogDir(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "var", "log", "pods") // as resolved at start
+	dir := filepath.Join(root, "ns_pod_uid", "c")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "0.log")
+	if err := os.WriteFile(path, []byte(cri(0, "stdout", "F", "hello")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// After start: /var/log moves, and a link takes its place.
+	moved := filepath.Join(base, "disk2", "log")
+	if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(base, "var", "log"), moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(moved, filepath.Join(base, "var", "log")); err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []Options{{}, {TailLines: ptr[int64](1)}} {
+		if out, err := readWithin(t, root, path, opts, ""); err != nil || out != "hello\n" {
+			t.Errorf("Read(%+v) = %q, %v, want the log", opts, out, err)
+		}
+	}
+	w, wait := follow(t, context.Background(), root, path, Options{}, func() bool { return false })
+	if err := wait(); err != nil || w.String() != "hello\n" {
+		t.Errorf("Read(follow) = %q, %v, want the log", w.String(), err)
+	}
+	f, err := OpenLog(root, path)
+	if err != nil {
+		t.Fatalf("OpenLog: %v", err)
+	}
+	f.Close()
+
+	// Beneath the pod log directory, a link is no more followed than
+	// before: the pod's directory swapped for one to a host directory.
+	host := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(host, "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secretLog(t), filepath.Join(host, "c", "0.log")); err != nil {
+		t.Fatal(err)
+	}
+	pod := filepath.Dir(dir)
+	if err := os.RemoveAll(pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(host, pod); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := readWithin(t, root, path, Options{}, ""); !errors.Is(err, ErrLink) || out != "" {
+		t.Errorf("Read through a link beneath = %q, %v, want ErrLink", out, err)
+	}
+}
+
+// A path that is not beneath the pod log directory given with it is a
+// caller's bug: refused, never opened from anywhere else.
+func TestOpenLogOutsideItsDirectory(t *testing.T) {
+	root, dir := podLogDir(t)
+	path := filepath.Join(dir, "0.log")
+	if err := os.WriteFile(path, []byte(cri(0, "stdout", "F", "hello")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := func(dir, path string) {
+		t.Helper()
+		if fd, err := OpenLog(dir, path); err == nil || !strings.HasPrefix(err.Error(), "BUG: ") {
+			if fd != nil {
+				fd.Close()
+			}
+			t.Errorf("OpenLog(%q, %q) = %v, want a BUG: error", dir, path, err)
+		}
+	}
+	f(filepath.Join(root, "ns_pod_uid", "other"), path)
+	f("", path)
+	f("pods", path)
+}
+
 // A follower reopens the path after a rotation: what a pod puts there
 // in place of the new file is not followed.
 func TestFollowRefusesPlantedRotation(t *testing.T) {
@@ -190,13 +277,14 @@ func TestFollowRefusesPlantedRotation(t *testing.T) {
 		t.Helper()
 		t.Run(name, func(t *testing.T) {
 			setCheckEvery(t, 20*time.Millisecond)
-			path := filepath.Join(podLogDir(t), "0.log")
+			root, dir := podLogDir(t)
+			path := filepath.Join(dir, "0.log")
 			if err := os.WriteFile(path, []byte(cri(0, "stdout", "F", "one")), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			var up atomic.Bool
 			up.Store(true)
-			w, wait := follow(t, context.Background(), path, Options{}, up.Load)
+			w, wait := follow(t, context.Background(), root, path, Options{}, up.Load)
 			w.waitFor(t, "one\n")
 			old, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 			if err != nil {

@@ -41,7 +41,7 @@ func (s *Secure) containerLogs(w http.ResponseWriter, r *http.Request) {
 	// start (say, no inotify instance left) is an error the client sees,
 	// not an empty 200.
 	cw := &countingWriter{ResponseWriter: w}
-	err = logs.Read(r.Context(), path, opts, cw, running)
+	err = logs.Read(r.Context(), s.PodLogsDir, path, opts, cw, running)
 	switch {
 	case err == nil || r.Context().Err() != nil:
 		if !cw.sent {

@@ -88,7 +88,7 @@ func fuzzSecure(t *testing.T) *Secure {
 	}
 	return &Secure{
 		Locator: &fakeLocator{log: log, running: false}, Streamer: &fakeStreamer{url: "http://127.0.0.1:1/unused"},
-		Debugging: true, Log: slog.New(slog.DiscardHandler),
+		PodLogsDir: dir, Debugging: true, Log: slog.New(slog.DiscardHandler),
 		ReadOnly: ReadOnly{
 			Pods:    func() []v1.Pod { return nil },
 			Machine: func() *machine.Info { return &machine.Info{} },

@@ -30,7 +30,8 @@ type Locator interface {
 	// Sandbox returns the ID of the pod's ready sandbox.
 	Sandbox(namespace, pod, uid string) (string, error)
 	// LogFile returns the log file of the container's current instance,
-	// or of the one before it, and whether that instance still runs.
+	// or of the one before it, beneath Secure.PodLogsDir, and whether
+	// that instance still runs.
 	LogFile(namespace, pod, container string, previous bool) (path string, running func() bool, err error)
 	// RunningPods lists the pods with a container running, as the
 	// runtime has them.
@@ -54,6 +55,10 @@ type Secure struct {
 	ReadOnly
 	Locator  Locator
 	Streamer Streamer
+	// PodLogsDir is the pod log directory (--pod-logs-dir, resolved at
+	// start) the Locator's log files lie beneath: they are opened from
+	// it, through no link beneath it (see logs.OpenLog).
+	PodLogsDir string
 	// NodeLogs serves /logs/ (the node's log directory); nil leaves it out.
 	NodeLogs http.Handler
 	// Configz returns the sections of /configz by name: the running

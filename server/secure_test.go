@@ -115,9 +115,10 @@ func echoStreamServer(t *testing.T) string {
 
 func newSecure(t *testing.T) (*Secure, *fakeLocator, *fakeStreamer) {
 	t.Helper()
-	loc := &fakeLocator{log: filepath.Join(t.TempDir(), "0.log"), running: true}
+	logs := t.TempDir()
+	loc := &fakeLocator{log: filepath.Join(logs, "0.log"), running: true}
 	st := &fakeStreamer{url: echoStreamServer(t)}
-	return &Secure{Locator: loc, Streamer: st, Debugging: true}, loc, st
+	return &Secure{Locator: loc, Streamer: st, PodLogsDir: logs, Debugging: true}, loc, st
 }
 
 func TestContainerLogs(t *testing.T) {

@@ -55,7 +55,7 @@ func readTerminationMessage(node *Node, pod *v1.Pod, spec *v1.Container, c *pleg
 	if !c.Detailed {
 		return "", false
 	}
-	msg, err := readLogTail(podspec.ContainerLogFile(node, pod, spec.Name, c.Attempt))
+	msg, err := readLogTail(node.LogsDir, podspec.ContainerLogFile(node, pod, spec.Name, c.Attempt))
 	if err != nil {
 		return fmt.Sprintf("Error on reading termination message from logs: %v", err), true
 	}
@@ -88,12 +88,13 @@ func readEnd(f *os.File, size, n int64) ([]byte, error) {
 	return buf[:got], nil
 }
 
-// readLogTail takes the termination message from the end of a CRI log,
-// reading a window from the end that grows until the message is whole.
-func readLogTail(path string) (string, error) {
+// readLogTail takes the termination message from the end of a CRI log
+// beneath the pod log directory dir, reading a window from the end that
+// grows until the message is whole.
+func readLogTail(dir, path string) (string, error) {
 	// Not openNoFollow: pods with a hostPath on the pod log directory
 	// can swap any directory on the way for a link, not just the file.
-	f, err := logs.OpenLog(path)
+	f, err := logs.OpenLog(dir, path)
 	if err != nil {
 		return "", err
 	}

@@ -95,8 +95,9 @@ func (a *agent) serveSecure(ctx context.Context, healthz http.Handler) error {
 	secure := &server.Secure{
 		ReadOnly: server.ReadOnly{Pods: a.statuses.Pods, PodsJSON: a.statuses.PodsJSON, Machine: func() *machine.Info { return a.machine },
 			Stats: a.stats.Collect, Healthz: healthz, Probes: prober.Metrics},
-		Locator:  &locator{statuses: a.statuses, cache: a.cache, node: a.node},
-		Streamer: a.runtime,
+		Locator:    &locator{statuses: a.statuses, cache: a.cache, node: a.node},
+		Streamer:   a.runtime,
+		PodLogsDir: a.node.LogsDir,
 		// The kubelet's place for them: checkpoints under --root-dir.
 		Checkpointer:  a.runtime,
 		CheckpointDir: filepath.Join(a.o.rootDir, "checkpoints"),
