@@ -31,11 +31,12 @@ func BenchmarkCheck(b *testing.B) {
 		name string
 		i    int
 	}{{"secret", 500}, {"anonymous", 501}} {
-		r, id := ref(b, fmt.Sprintf("r.io/app-%d:1", tc.i)), fmt.Sprintf("sha256:%064d", tc.i)
+		r := ref(b, fmt.Sprintf("r.io/app-%d:1", tc.i))
+		img := named(r, fmt.Sprintf("sha256:%064d", tc.i))
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if d := s.Check(r, id, v1.PullIfNotPresent, podSecrets); d.Verdict != Use {
+				if d := s.Check(r, img, v1.PullIfNotPresent, podSecrets); d.Verdict != Use {
 					b.Fatal(d)
 				}
 			}

@@ -60,6 +60,13 @@ type Facts struct {
 	// image of its repository is under way or was cut short. Only what is
 	// not is "preloaded".
 	PulledByKubelet bool
+	// InRepository: the runtime knows the image under Repository, one of
+	// its tags or digests being of it. A pod may name an image otherwise:
+	// containerd resolves an image ID, and "sha256:<id>" parses as the
+	// repository docker.io/library/sha256. Such a name earns no exemption
+	// from the policy, which judges repositories: the allowlist's, or
+	// preloaded (no record, no intent of that repository).
+	InRepository bool
 }
 
 // Decision is a check's outcome.
@@ -92,7 +99,7 @@ func decide(p *Policy, f Facts, podSecrets func() []kubeletv1alpha1.ImagePullSec
 		// Fail safe: what cannot be read cannot exempt anything.
 		return Decision{Verdict: Verify, Result: ResultError}
 	}
-	if p.exempts(f.Repository, f.PulledByKubelet) {
+	if p.exempts(f.Repository, f.PulledByKubelet, f.InRepository) {
 		return Decision{Verdict: Use, Result: ResultPolicyAllowed}
 	}
 	if f.Record == nil {

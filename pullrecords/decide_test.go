@@ -55,26 +55,34 @@ func TestDecide(t *testing.T) {
 	}
 	ifNP := v1.PullIfNotPresent
 
-	// What the node agent never pulled, under each policy.
-	f("preloaded, default policy", preloaded, ifNP, Facts{}, nil, Use, ResultPolicyAllowed, nil)
-	f("preloaded, NeverVerify", mustPolicy(NeverVerify), ifNP, Facts{}, nil, Use, ResultPolicyAllowed, nil)
-	f("preloaded, AlwaysVerify", mustPolicy(AlwaysVerify), ifNP, Facts{}, nil, Verify, ResultMustVerify, nil)
-	f("preloaded, AlwaysVerify, Never", mustPolicy(AlwaysVerify), v1.PullNever, Facts{}, nil, Refuse, ResultMustVerify, nil)
-	f("preloaded, allowlisted by name", mustPolicy(NeverVerifyAllowlistedImages, repo), ifNP, Facts{}, nil, Use, ResultPolicyAllowed, nil)
-	f("preloaded, allowlisted by prefix", mustPolicy(NeverVerifyAllowlistedImages, "r.io/team/*"), ifNP, Facts{}, nil, Use, ResultPolicyAllowed, nil)
-	f("preloaded, prefix of another segment", mustPolicy(NeverVerifyAllowlistedImages, "r.io/te/*"), ifNP, Facts{}, nil, Verify, ResultMustVerify, nil)
-	f("preloaded, not allowlisted", mustPolicy(NeverVerifyAllowlistedImages, "r.io/team/other"), v1.PullNever, Facts{}, nil, Refuse, ResultMustVerify, nil)
+	// What the node agent never pulled, under each policy, named by a
+	// tag or digest of its repository.
+	preloadedImage := Facts{InRepository: true}
+	f("preloaded, default policy", preloaded, ifNP, preloadedImage, nil, Use, ResultPolicyAllowed, nil)
+	f("preloaded, NeverVerify", mustPolicy(NeverVerify), ifNP, preloadedImage, nil, Use, ResultPolicyAllowed, nil)
+	f("preloaded, AlwaysVerify", mustPolicy(AlwaysVerify), ifNP, preloadedImage, nil, Verify, ResultMustVerify, nil)
+	f("preloaded, AlwaysVerify, Never", mustPolicy(AlwaysVerify), v1.PullNever, preloadedImage, nil, Refuse, ResultMustVerify, nil)
+	f("preloaded, allowlisted by name", mustPolicy(NeverVerifyAllowlistedImages, repo), ifNP, preloadedImage, nil, Use, ResultPolicyAllowed, nil)
+	f("preloaded, allowlisted by prefix", mustPolicy(NeverVerifyAllowlistedImages, "r.io/team/*"), ifNP, preloadedImage, nil, Use, ResultPolicyAllowed, nil)
+	f("preloaded, prefix of another segment", mustPolicy(NeverVerifyAllowlistedImages, "r.io/te/*"), ifNP, preloadedImage, nil, Verify, ResultMustVerify, nil)
+	f("preloaded, not allowlisted", mustPolicy(NeverVerifyAllowlistedImages, "r.io/team/other"), v1.PullNever, preloadedImage, nil, Refuse, ResultMustVerify, nil)
+
+	// Named by its ID, which the runtime resolves but which is of no
+	// repository the image is known under: only NeverVerify exempts it.
+	f("preloaded, named by its ID", preloaded, ifNP, Facts{}, nil, Verify, ResultMustVerify, nil)
+	f("preloaded, named by its ID, allowlisted name", mustPolicy(NeverVerifyAllowlistedImages, "r.io/team/*"), v1.PullNever, Facts{}, nil, Refuse, ResultMustVerify, nil)
+	f("preloaded, named by its ID, NeverVerify", mustPolicy(NeverVerify), ifNP, Facts{}, nil, Use, ResultPolicyAllowed, nil)
 
 	// A pull under way, or cut short by a restart, is not preloading.
-	f("pull under way, no record", preloaded, ifNP, Facts{PulledByKubelet: true}, nil, Verify, ResultMustVerify, nil)
+	f("pull under way, no record", preloaded, ifNP, Facts{PulledByKubelet: true, InRepository: true}, nil, Verify, ResultMustVerify, nil)
 	// The allowlist exempts its images even when pulled with secrets.
 	f("pulled with a secret, allowlisted", mustPolicy(NeverVerifyAllowlistedImages, "r.io/*"), ifNP,
-		Facts{PulledByKubelet: true, Record: record(secretsOf(inA))}, nil, Use, ResultPolicyAllowed, nil)
+		Facts{PulledByKubelet: true, InRepository: true, Record: record(secretsOf(inA))}, nil, Use, ResultPolicyAllowed, nil)
 	f("pulled with a secret, NeverVerify", mustPolicy(NeverVerify), ifNP,
-		Facts{PulledByKubelet: true, Record: record(secretsOf(inA))}, nil, Use, ResultPolicyAllowed, nil)
+		Facts{PulledByKubelet: true, InRepository: true, Record: record(secretsOf(inA))}, nil, Use, ResultPolicyAllowed, nil)
 
 	pulledWith := func(m map[string]kubeletv1alpha1.ImagePullCredentials) Facts {
-		return Facts{PulledByKubelet: true, Record: record(m)}
+		return Facts{PulledByKubelet: true, InRepository: true, Record: record(m)}
 	}
 	// Anonymous pulls serve every pod, under every policy that checks.
 	f("pulled anonymously", preloaded, ifNP, pulledWith(anywhere), nil, Use, ResultRecordFound, nil)

@@ -115,14 +115,17 @@ func parsePattern(pattern string) (string, bool, error) {
 
 // exempts reports whether the policy lets any pod use an image of repo
 // (its normalized name) without looking at credentials. pulledByKubelet:
-// the node agent pulled it, or a pull of it is or was under way.
-func (p *Policy) exempts(repo string, pulledByKubelet bool) bool {
-	switch p.name {
-	case NeverVerify:
+// the node agent pulled it, or a pull of it is or was under way;
+// inRepo: the image is known under repo (see Facts.InRepository).
+func (p *Policy) exempts(repo string, pulledByKubelet, inRepo bool) bool {
+	switch {
+	case p.name == NeverVerify:
 		return true
-	case NeverVerifyPreloadedImages:
+	case !inRepo:
+		return false
+	case p.name == NeverVerifyPreloadedImages:
 		return !pulledByKubelet
-	case NeverVerifyAllowlistedImages:
+	case p.name == NeverVerifyAllowlistedImages:
 		// As the kubelet: an allowlisted image is exempt however it came
 		// to the node.
 		if p.exact[repo] {

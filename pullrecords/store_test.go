@@ -46,9 +46,19 @@ func cred(ns, name, uid, password string) credentials.Credential {
 	return credentials.Credential{Username: "user", Password: password, Secret: ns + "/" + name, SecretUID: uid}
 }
 
-// verdict is the store's answer for a pod presenting creds.
+// named is image imageRef as the runtime reports it when a pod names it
+// r: under r's tag or digest.
+func named(r credentials.Reference, imageRef string) *runtimeapi.Image {
+	if r.Digest != "" {
+		return &runtimeapi.Image{Id: imageRef, RepoDigests: []string{r.String()}}
+	}
+	return &runtimeapi.Image{Id: imageRef, RepoTags: []string{r.String()}}
+}
+
+// verdict is the store's answer for a pod presenting creds that names
+// image imageRef r.
 func verdict(s *Store, r credentials.Reference, imageRef string, pull v1.PullPolicy, creds ...credentials.Credential) Verdict {
-	return s.Check(r, imageRef, pull, func() []kubeletv1alpha1.ImagePullSecret { return SecretsOf(creds) }).Verdict
+	return s.Check(r, named(r, imageRef), pull, func() []kubeletv1alpha1.ImagePullSecret { return SecretsOf(creds) }).Verdict
 }
 
 func pull(t testing.TB, s *Store, r credentials.Reference, imageRef string, used *credentials.Credential) {
@@ -138,10 +148,10 @@ func TestReadsTheKubeletsFiles(t *testing.T) {
 			return []kubeletv1alpha1.ImagePullSecret{secret(ns, name, uid, hash)}
 		}
 	}
-	if d := s.Check(r, privateID, v1.PullIfNotPresent, secretFor("default", "pull-secret", "testsecretuid", "testsecrethash")); d.Verdict != Use {
+	if d := s.Check(r, named(r, privateID), v1.PullIfNotPresent, secretFor("default", "pull-secret", "testsecretuid", "testsecrethash")); d.Verdict != Use {
 		t.Errorf("the recorded secret: %s, want use", d.Verdict)
 	}
-	if d := s.Check(r, privateID, v1.PullIfNotPresent, secretFor("other", "x", "u", "h")); d.Verdict != Verify {
+	if d := s.Check(r, named(r, privateID), v1.PullIfNotPresent, secretFor("other", "x", "u", "h")); d.Verdict != Verify {
 		t.Errorf("another secret: %s, want verify", d.Verdict)
 	}
 	// What podline writes decodes as what was read.
@@ -321,6 +331,53 @@ func TestFailedPullThatLeftTheImage(t *testing.T) {
 	}
 }
 
+// A pod that names an image by its ID (the runtime resolves it; the name
+// parses as the repository docker.io/library/sha256) gets no exemption
+// from the policy: not as preloaded, nor by an allowlist entry that the
+// name matches and the image's own repository does not. NeverVerify
+// exempts every image whatever its name.
+func TestImageNamedByItsID(t *testing.T) {
+	preloaded := &runtimeapi.Image{Id: localID, RepoTags: []string{"r.io/local:1"}, RepoDigests: []string{"r.io/local@sha256:" + strings.Repeat("c", 64)}}
+	private := &runtimeapi.Image{Id: privateID, RepoTags: []string{"r.io/private:1"}}
+	inA := cred("a", "pull", "uid-a", "right")
+	check := func(s *Store, name string, img *runtimeapi.Image) Verdict {
+		return s.Check(ref(t, name), img, v1.PullNever, func() []kubeletv1alpha1.ImagePullSecret { return nil }).Verdict
+	}
+	for _, tc := range []struct {
+		policy    string
+		allowlist []string
+		// byName: the preloaded image named by its tag or its digest.
+		byID, byName Verdict
+	}{
+		{NeverVerifyPreloadedImages, nil, Refuse, Use},
+		{NeverVerifyAllowlistedImages, []string{"docker.io/library/*"}, Refuse, Refuse},
+		{NeverVerifyAllowlistedImages, []string{"docker.io/library/sha256", "r.io/*"}, Refuse, Use},
+		{NeverVerify, nil, Use, Use},
+	} {
+		p, err := NewPolicy(tc.policy, tc.allowlist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(t.TempDir(), p, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pull(t, s, ref(t, "r.io/private:1"), privateID, &inA)
+		policy := tc.policy + " " + strings.Join(tc.allowlist, ",")
+		if got := check(s, privateID, private); got != tc.byID {
+			t.Errorf("%s: private image named by its ID: %s, want %s", policy, got, tc.byID)
+		}
+		if got := check(s, localID, preloaded); got != tc.byID {
+			t.Errorf("%s: preloaded image named by its ID: %s, want %s", policy, got, tc.byID)
+		}
+		for _, name := range append(preloaded.RepoTags, preloaded.RepoDigests...) {
+			if got := check(s, name, preloaded); got != tc.byName {
+				t.Errorf("%s: preloaded image named %s: %s, want %s", policy, name, got, tc.byName)
+			}
+		}
+	}
+}
+
 // A torn or foreign record file neither stops podline nor exempts its
 // image: the image is verified, and the next pull writes the record
 // again. Temporary files of writes cut short are removed.
@@ -343,7 +400,7 @@ func TestBadFilesFailSafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = openStore(t, dir, NeverVerify)
-	if d := s.Check(r, privateID, v1.PullIfNotPresent, nil); d.Verdict != Verify || d.Result != ResultError {
+	if d := s.Check(r, named(r, privateID), v1.PullIfNotPresent, nil); d.Verdict != Verify || d.Result != ResultError {
 		t.Errorf("torn record, even under NeverVerify: %s (%s), want verify (error)", d.Verdict, d.Result)
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {

@@ -224,6 +224,29 @@ func TestCancelledPullLeavesNoPreloadedImage(t *testing.T) {
 	}
 }
 
+// A pod that names a private image by its ID, which the runtime resolves,
+// is not exempt by an allowlist entry its name matches
+// (docker.io/library/* takes in "sha256:<id>"): it is told the image is
+// absent under pull policy Never.
+func TestPrivateImageNamedByItsIDIsNotAllowlisted(t *testing.T) {
+	const image = "r.io/private:1"
+	secrets := secretsByName{"a/pull": pullSecret("a", "pull", "r.io", "u:pw")}
+	h := newHarness(t, harnessOpts{fake: fake.Options{ImageAuth: map[string]string{image: "u:pw"}}, pullSecrets: secrets,
+		records: openRecords(t, t.TempDir(), pullrecords.NeverVerifyAllowlistedImages, "docker.io/library/*")})
+	first := imagePod("first", "a", image, v1.PullIfNotPresent, "pull")
+	h.pipe.Upsert(first)
+	h.waitRunning(first.UID)
+	img, err := h.rt.ImageStatus(context.Background(), image)
+	if err != nil || img == nil {
+		t.Fatalf("ImageStatus(%s): %v, %v", image, img, err)
+	}
+	byID := imagePod("by-id", "b", img.GetId(), v1.PullNever)
+	h.pipe.Upsert(byID)
+	if w := h.waitWaiting(byID, "ErrImageNeverPull"); w.Message != fmt.Sprintf("Container image %q is not present with pull policy of Never", img.GetId()) {
+		t.Errorf("pull policy Never: %q", w.Message)
+	}
+}
+
 // The policies for an image the node agent did not pull (preloaded), with
 // pull policy Never, where verifying would need a pull: only the policy
 // decides, as on a kubelet's node.

@@ -184,7 +184,7 @@ func (p *ImagePuller) leave(key flightKey, f *pullFlight) {
 func (p *ImagePuller) run(ctx context.Context, req PullRequest) PullResult {
 	if req.IfAbsent {
 		if img, err := p.images.ImageStatus(ctx, req.Image); err == nil && img != nil &&
-			p.MayUse(req.Image, img.GetId(), v1.PullIfNotPresent, func() []credentials.Credential { return req.Credentials }) == pullrecords.Use {
+			p.MayUse(req.Image, img, v1.PullIfNotPresent, func() []credentials.Credential { return req.Credentials }) == pullrecords.Use {
 			return PullResult{ImageRef: img.GetId(), Size: img.GetSize()}
 		}
 	}
@@ -360,12 +360,13 @@ func isPullCanceled(err error) bool {
 }
 
 // MayUse is the check before a pod starts from image, present on the node
-// as imageRef: Use, Verify (pull it with the pod's credentials, so the
-// registry checks them) or Refuse (verification is due and the pull
-// policy is Never). podCreds gives the pod's credentials for the image;
-// it is called only when the image's record names secrets. Without
-// records every pod may use every image present.
-func (p *ImagePuller) MayUse(image, imageRef string, pullPolicy v1.PullPolicy, podCreds func() []credentials.Credential) pullrecords.Verdict {
+// as img (what the runtime's ImageStatus of image answered): Use, Verify
+// (pull it with the pod's credentials, so the registry checks them) or
+// Refuse (verification is due and the pull policy is Never). podCreds
+// gives the pod's credentials for the image; it is called only when the
+// image's record names secrets. Without records every pod may use every
+// image present.
+func (p *ImagePuller) MayUse(image string, img *runtimeapi.Image, pullPolicy v1.PullPolicy, podCreds func() []credentials.Credential) pullrecords.Verdict {
 	if p.records == nil {
 		return pullrecords.Use
 	}
@@ -373,7 +374,7 @@ func (p *ImagePuller) MayUse(image, imageRef string, pullPolicy v1.PullPolicy, p
 	if err != nil {
 		return pullrecords.Verify // names are parsed before they get here
 	}
-	return p.records.Check(ref, imageRef, pullPolicy, func() []kubeletv1alpha1.ImagePullSecret {
+	return p.records.Check(ref, img, pullPolicy, func() []kubeletv1alpha1.ImagePullSecret {
 		return pullrecords.SecretsOf(podCreds())
 	}).Verdict
 }

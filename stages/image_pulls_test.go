@@ -223,7 +223,7 @@ func TestFailedPullRecordsOnlyWhatItMayHaveLeft(t *testing.T) {
 		if err != nil || img == nil {
 			t.Fatalf("ImageStatus(%s): %v, %v", image, img, err)
 		}
-		return p.MayUse(image, img.GetId(), v1.PullNever, func() []credentials.Credential { return nil }).String()
+		return p.MayUse(image, img, v1.PullNever, func() []credentials.Credential { return nil }).String()
 	}
 	if got := p.Pull(context.Background(), stages.PullRequest{Image: "r.io/private:1"}); !strings.Contains(fmt.Sprint(got.Err), "401 Unauthorized") {
 		t.Fatalf("pull without the credential: %v, want the registry's 401", got.Err)

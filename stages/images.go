@@ -87,7 +87,7 @@ func (s *ContainerStage) ensureImage(w *Work, spec *v1.Container, sandboxCfg *ru
 			return "", s.neverPull(w, name, image)
 		}
 		if img != nil {
-			switch s.pulls().MayUse(image, img.GetId(), policy, podCreds) {
+			switch s.pulls().MayUse(image, img, policy, podCreds) {
 			case pullrecords.Use:
 				ev.PodEvent(pod, name, v1.EventTypeNormal, "Pulled", s.presentMessage(image))
 				return img.GetId(), nil
