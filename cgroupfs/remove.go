@@ -66,12 +66,17 @@ func (h Hierarchies) RemovePod(parent string) error {
 	return errors.Join(errs...)
 }
 
-// isPodCgroup accepts what PodParent makes under any cgroup root:
-// .../kubepods[/burstable|/besteffort]/pod<uid> with a valid UID, written
-// clean, since cleaning "pod<a>/../pod<b>" would reach another pod.
+// isPodCgroup accepts what PodParent makes under any cgroup root, with
+// either driver: .../kubepods[/burstable|/besteffort]/pod<uid> with a
+// valid UID, or a pod slice where systemd places it
+// (isSystemdPodCgroup); written clean, since cleaning "pod<a>/../pod<b>"
+// would reach another pod.
 func isPodCgroup(parent string) bool {
 	if !filepath.IsAbs(parent) || filepath.Clean(parent) != parent {
 		return false
+	}
+	if strings.HasSuffix(parent, sliceSuffix) && isSystemdPodCgroup(parent) {
+		return true
 	}
 	elems := strings.Split(parent, "/")
 	base := elems[len(elems)-1]
