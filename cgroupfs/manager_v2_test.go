@@ -23,7 +23,7 @@ func newFakeV2Tree(t *testing.T, root, rootEnables string) (*Tree, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTree(Layout{Root: root, PerQOS: true}, testLogger(t), be), mount
+	return newTree(Layout{Root: root, PerQOS: true}, testLogger(t), be, Hierarchies{mount}), mount
 }
 
 func expectFile(t *testing.T, dir, name, want string) {

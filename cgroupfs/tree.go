@@ -10,6 +10,9 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/containerd/cgroups/v3"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/podline/podline/internal/poduid"
 )
 
 // ErrNotPodCgroup is returned for a pod cgroup path that is not one
@@ -45,40 +48,57 @@ type podMaker interface {
 	ensurePod(dir string, r Resources) (handled bool, err error)
 }
 
-// Tree keeps podline's cgroup tree as the kubelet's cgroupfs driver does:
-// <root>/kubepods limited to the node's allocatable cpu and memory,
-// kubepods/burstable and kubepods/besteffort below it, and one cgroup per
-// pod (Guaranteed pods directly under kubepods) carrying the pod's limits.
+// Tree keeps podline's cgroup tree as the kubelet does: <root>/kubepods
+// limited to the node's allocatable cpu and memory, kubepods/burstable and
+// kubepods/besteffort below it, and one cgroup per pod (Guaranteed pods
+// directly under kubepods) carrying the pod's limits, named and made by
+// the layout's driver (cgroupfs directories, or systemd slice units).
 // Containers' cgroups, which the runtime makes inside the pod cgroup, are
 // not the Tree's business.
 //
 // With Layout.PerQOS false every method does nothing. Methods are safe for
 // concurrent use; EnsurePod of different pods runs in parallel.
 type Tree struct {
-	log      *slog.Logger
-	be       treeBackend // nil: PerQOS is off
-	kubepods string      // <root>/kubepods
+	log    *slog.Logger
+	be     treeBackend // nil: PerQOS is off
+	hier   Hierarchies // where RemovePod removes directories
+	layout Layout
+	// The QoS cgroups: <root>/kubepods and the two below it.
+	kubepods, burstable, besteffort string
 
 	mu             sync.Mutex // orders QoS-level writes
 	burstableMilli int64
 	qosReady       bool
 }
 
-// NewTree picks the backend for the host: cgroup v1 (a legacy or hybrid
-// host, like this project's machines) or the unified cgroup2 hierarchy.
+// NewTree picks the backend for the host and driver: with the cgroupfs
+// driver cgroup v1 (a legacy or hybrid host, like this project's
+// machines) or the unified cgroup2 hierarchy; with the systemd driver
+// slice units on the unified hierarchy only, refused elsewhere. It
+// connects to systemd at first use, not here.
 func NewTree(layout Layout, log *slog.Logger) (*Tree, error) {
-	if !layout.PerQOS {
-		return newTree(layout, log, nil), nil
+	if err := layout.Validate(); err != nil {
+		return nil, fmt.Errorf("cgroup tree: %w", err)
 	}
-	mounts, err := readTreeMounts()
+	mode := cgroups.Mode()
+	if err := checkDriverMode(layout.Driver, mode); err != nil {
+		return nil, fmt.Errorf("cgroup tree: %w", err)
+	}
+	if !layout.PerQOS {
+		return newTree(layout, log, nil, nil), nil
+	}
+	all, err := readMounts()
 	if err != nil {
 		return nil, fmt.Errorf("cgroup tree: %w", err)
 	}
+	mounts := treeMountsOf(all)
 	var be treeBackend
-	switch mode := cgroups.Mode(); mode {
-	case cgroups.Legacy, cgroups.Hybrid:
+	switch {
+	case layout.Driver.systemd():
+		be, err = newTreeSystemd(mounts.cgroup2, newSystemdBus(dialSystemd), log)
+	case mode == cgroups.Legacy, mode == cgroups.Hybrid:
 		be, err = newTreeV1(mounts.v1)
-	case cgroups.Unified:
+	case mode == cgroups.Unified:
 		be, err = newTreeV2(mounts.cgroup2)
 	default:
 		err = fmt.Errorf("no cgroup filesystem mounted (mode %v)", mode)
@@ -86,18 +106,33 @@ func NewTree(layout Layout, log *slog.Logger) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cgroup tree: %w", err)
 	}
-	return newTree(layout, log, be), nil
+	return newTree(layout, log, be, hierarchiesOf(all)), nil
 }
 
-func newTree(layout Layout, log *slog.Logger, be treeBackend) *Tree {
+// checkDriverMode refuses the systemd driver on a host without the
+// unified hierarchy: podline makes systemd's slices on cgroup v2 only.
+func checkDriverMode(d Driver, mode cgroups.CGMode) error {
+	if !d.systemd() || mode == cgroups.Unified {
+		return nil
+	}
+	what := map[cgroups.CGMode]string{cgroups.Legacy: "cgroup v1", cgroups.Hybrid: "cgroup v1 with a hybrid cgroup2 mount"}[mode]
+	if what == "" {
+		what = "no cgroup filesystem"
+	}
+	return fmt.Errorf("%w; this host runs %s: boot it with systemd.unified_cgroup_hierarchy=1, or use --cgroup-driver=cgroupfs "+
+		"with the runtime's systemd cgroups off", errSystemdNeedsUnified, what)
+}
+
+func newTree(layout Layout, log *slog.Logger, be treeBackend, hier Hierarchies) *Tree {
 	if log == nil {
 		log = slog.Default()
 	}
-	root := layout.Root
-	if root == "" {
-		root = "/"
+	return &Tree{
+		log: log, be: be, hier: hier, layout: layout,
+		kubepods:   layout.cgroup(qosComponents(v1.PodQOSGuaranteed)...),
+		burstable:  layout.cgroup(qosComponents(v1.PodQOSBurstable)...),
+		besteffort: layout.cgroup(qosComponents(v1.PodQOSBestEffort)...),
 	}
-	return &Tree{log: log, be: be, kubepods: path.Join(path.Clean(root), KubepodsName)}
 }
 
 // QoS cgroup names under kubepods.
@@ -122,12 +157,7 @@ func (t *Tree) EnsureQOS(allocatableCPUMilli, allocatableMemory int64) error {
 	defer t.mu.Unlock()
 	// Levels of --cgroup-root are created when missing but never written:
 	// an existing one may belong to someone else.
-	var dir string
-	for _, elem := range strings.Split(strings.Trim(path.Dir(t.kubepods), "/"), "/") {
-		if elem == "" {
-			continue
-		}
-		dir += "/" + elem
+	for _, dir := range t.layout.rootLevels() {
 		if _, err := t.be.ensureDir(dir, false); err != nil {
 			return fmt.Errorf("ensure cgroup root %s: %w", dir, err)
 		}
@@ -144,8 +174,8 @@ func (t *Tree) EnsureQOS(allocatableCPUMilli, allocatableMemory int64) error {
 		r   Resources
 	}{
 		{t.kubepods, top},
-		{path.Join(t.kubepods, burstableName), Resources{CPUShares: &burstable}},
-		{path.Join(t.kubepods, besteffortName), Resources{CPUShares: &besteffort}},
+		{t.burstable, Resources{CPUShares: &burstable}},
+		{t.besteffort, Resources{CPUShares: &besteffort}},
 	} {
 		if _, err := t.be.ensureDir(q.dir, true); err != nil {
 			return fmt.Errorf("ensure QoS cgroup %s: %w", q.dir, err)
@@ -175,8 +205,7 @@ func (t *Tree) SetBurstableCPU(totalRequestMilli int64) error {
 		return nil
 	}
 	shares := MilliCPUToShares(totalRequestMilli)
-	dir := path.Join(t.kubepods, burstableName)
-	if err := t.be.write(dir, Resources{CPUShares: &shares}); err != nil {
+	if err := t.be.write(t.burstable, Resources{CPUShares: &shares}); err != nil {
 		return fmt.Errorf("set burstable cpu shares: %w", err)
 	}
 	return nil
@@ -239,13 +268,41 @@ func (t *Tree) PodLimits(parent string) (Resources, error) {
 	return r, nil
 }
 
-// checkPod accepts only <root>/kubepods[/burstable|/besteffort]/pod<uid>,
-// so a bad argument never creates or writes a cgroup elsewhere.
+// RemovePod removes a pod cgroup (what Layout.PodParent returned): under
+// the systemd driver it stops the pod's slice unit first; then it removes
+// the directories left, the runtime's leftover container cgroups inside
+// included, from every hierarchy (Hierarchies.RemovePod). It refuses a
+// path that is not a pod cgroup of this tree. "" removes nothing.
+func (t *Tree) RemovePod(parent string) error {
+	if parent == "" || t.be == nil {
+		return nil
+	}
+	if err := t.checkPod(parent); err != nil {
+		return fmt.Errorf("refusing to remove %q: %w", parent, err)
+	}
+	if r, ok := t.be.(podRemover); ok {
+		if err := r.removePod(parent); err != nil {
+			return err
+		}
+	}
+	return t.hier.RemovePod(parent)
+}
+
+// checkPod accepts only the pod cgroups PodParent makes under this tree's
+// QoS cgroups, <root>/kubepods[/burstable|/besteffort]/pod<uid> (systemd:
+// <kubepods slice>[/<qos slice>]/<that slice's name>-pod<uid>.slice), so a
+// bad argument never creates, writes or removes a cgroup elsewhere.
 func (t *Tree) checkPod(parent string) error {
 	dir, base := path.Split(parent)
 	dir = path.Clean(dir)
-	ok := path.Clean(parent) == parent && strings.HasPrefix(base, "pod") && len(base) > len("pod") &&
-		(dir == t.kubepods || dir == path.Join(t.kubepods, burstableName) || dir == path.Join(t.kubepods, besteffortName))
+	ok := path.Clean(parent) == parent && (dir == t.kubepods || dir == t.burstable || dir == t.besteffort)
+	if ok && t.layout.Driver.systemd() {
+		uid, found := strings.CutPrefix(base, strings.TrimSuffix(path.Base(dir), sliceSuffix)+"-pod")
+		uid, isSlice := strings.CutSuffix(uid, sliceSuffix)
+		ok = found && isSlice && uid != "" && !strings.Contains(uid, "-") && poduid.Valid(uid)
+	} else if ok {
+		ok = strings.HasPrefix(base, "pod") && len(base) > len("pod")
+	}
 	if !ok {
 		return fmt.Errorf("pod cgroup %q (tree %s): %w", parent, t.kubepods, ErrNotPodCgroup)
 	}
