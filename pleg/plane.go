@@ -82,6 +82,9 @@ type PlaneConfig struct {
 	Cgroups CgroupWatcher
 	// CgroupMount is the cgroup2 mount point (for ids when Cgroups is nil).
 	CgroupMount string
+	// Layout places a container's cgroup in its pod cgroup
+	// (ContainerCgroup); the zero value is the cgroupfs driver's.
+	Layout cgroupfs.Layout
 	// OnSystemOOM is told of OOM kills outside any pod.
 	OnSystemOOM func(pid uint32, at time.Time)
 	// OnContainerOOM is told, once per container, that the kernel killed a
@@ -188,7 +191,7 @@ func (p *Plane) register(w *watched, cgroupParent string) {
 	if cgroupParent == "" || (p.cfg.Kernel == nil && cgroups == nil) {
 		return
 	}
-	path := filepath.Join(cgroupParent, w.id)
+	path := p.cfg.Layout.ContainerCgroup(cgroupParent, w.id)
 	w.path = path
 	var err error
 	if cgroups != nil {

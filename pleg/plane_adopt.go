@@ -24,7 +24,7 @@ func (p *Plane) Adopt(parents func(uid types.UID) []string) int {
 		candidates := parents(uid)
 		find := func(id string) string {
 			for _, parent := range candidates {
-				if _, err := os.Stat(filepath.Join(p.cfg.CgroupMount, parent, id)); err == nil {
+				if _, err := os.Stat(filepath.Join(p.cfg.CgroupMount, p.cfg.Layout.ContainerCgroup(parent, id))); err == nil {
 					return parent
 				}
 			}

@@ -138,7 +138,7 @@ func (c *Collector) pod(pod *v1.Pod, status *v1.PodStatus, now time.Time, seen m
 		if !ok {
 			continue
 		}
-		path := parent + "/" + id
+		path := c.Layout.ContainerCgroup(parent, id)
 		cst, err := c.Reader.Read(path)
 		if err != nil {
 			continue
@@ -161,7 +161,7 @@ func (c *Collector) podNetwork(pod *v1.Pod, parent string) []machine.Interface {
 	if sb == nil || sb.State != pleg.SandboxReady || c.CgroupMount == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(c.CgroupMount, parent, sb.ID, "cgroup.procs"))
+	b, err := os.ReadFile(filepath.Join(c.CgroupMount, c.Layout.ContainerCgroup(parent, sb.ID), "cgroup.procs"))
 	if err != nil {
 		return nil
 	}
