@@ -60,18 +60,22 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer runtime.Close()
-	dir, err := os.MkdirTemp("", "podline-e2e-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	podlineBin = filepath.Join(dir, "podline")
-	build := exec.Command("go", "build", "-o", podlineBin, "../cmd/podline")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: build podline: %v\n", err)
-		return 1
+	// PODLINE_E2E_PODLINE names a podline built beforehand: the cgroup v2
+	// guest (scripts/vm.sh) has no Go toolchain and runs the host's build.
+	if podlineBin = os.Getenv("PODLINE_E2E_PODLINE"); podlineBin == "" {
+		dir, err := os.MkdirTemp("", "podline-e2e-bin")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		podlineBin = filepath.Join(dir, "podline")
+		build := exec.Command("go", "build", "-o", podlineBin, "../cmd/podline")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: build podline: %v\n", err)
+			return 1
+		}
 	}
 	code := m.Run()
 	removeCgroupRoot(e2eCgroupRoot)
@@ -121,6 +125,11 @@ func removeCgroupRoot(root string) {
 		}
 	}
 }
+
+// agentFlags go to every podline the tests start, before each test's own
+// flags: PODLINE_E2E_AGENT_FLAGS split at white space. scripts/vm.sh
+// passes the cgroup driver of its guest's runtime here.
+var agentFlags = strings.Fields(os.Getenv("PODLINE_E2E_AGENT_FLAGS"))
 
 // agent is one podline process with directories of its own.
 type agent struct {
@@ -177,7 +186,7 @@ func (a *agent) start() {
 		"--healthz-port", "0",
 		"--port", "0", // tests of the authenticated port give their own
 	)
-	a.cmd.Args = append(a.cmd.Args, a.extra...)
+	a.cmd.Args = append(append(a.cmd.Args, agentFlags...), a.extra...)
 	a.cmd.Stdout, a.cmd.Stderr = a.out, a.out
 	if err := a.cmd.Start(); err != nil {
 		a.t.Fatal(err)
