@@ -27,9 +27,11 @@ type systemdConn interface {
 }
 
 // dialSystemd connects to systemd: through the system bus, or, as root
-// where no bus daemon runs, systemd's private socket.
-func dialSystemd(ctx context.Context) (systemdConn, error) {
-	c, err := sddbus.NewWithContext(ctx)
+// where no bus daemon runs, systemd's private socket. The connection
+// lives as long as the context it is made with (godbus closes it when
+// that ends), so it gets none of the caller's: it serves every later call.
+func dialSystemd(context.Context) (systemdConn, error) {
+	c, err := sddbus.NewWithContext(context.Background())
 	if err != nil {
 		return nil, err
 	}
