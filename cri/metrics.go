@@ -19,6 +19,7 @@ func newOp(name string) *op {
 var (
 	opVersion             = newOp("Version")
 	opStatus              = newOp("Status")
+	opRuntimeConfig       = newOp("RuntimeConfig")
 	opRunPodSandbox       = newOp("RunPodSandbox")
 	opStopPodSandbox      = newOp("StopPodSandbox")
 	opRemovePodSandbox    = newOp("RemovePodSandbox")

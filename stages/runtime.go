@@ -55,6 +55,11 @@ func watcherOr(w Watcher) Watcher {
 	return w
 }
 
+// PodCgroupRemover removes a pod cgroup once its pod is gone.
+type PodCgroupRemover interface {
+	RemovePod(parent string) error
+}
+
 // PodCgroups makes pod cgroups with their limits.
 type PodCgroups interface {
 	EnsurePod(parent string, r cgroupfs.Resources) error

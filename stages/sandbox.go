@@ -22,8 +22,8 @@ type SandboxStage struct {
 	Runtime SandboxRuntime
 	Cache   *pleg.Cache
 	Node    *Node
-	// Cgroups are the hierarchies pod cgroups are removed from.
-	Cgroups cgroupfs.Hierarchies
+	// Cgroups, if set, removes pod cgroups (cgroupfs.Tree).
+	Cgroups PodCgroupRemover
 	// Limits, if set, makes the pod cgroup with the pod's limits before
 	// its sandbox starts (the runtime would make it without them).
 	Limits PodCgroups
@@ -175,6 +175,9 @@ func (s *SandboxStage) teardown(w *Work) Outcome {
 // removeCgroup removes the pod cgroup. An orphan's QoS class is unknown,
 // so every place it could be is tried.
 func (s *SandboxStage) removeCgroup(w *Work) error {
+	if s.Cgroups == nil {
+		return nil
+	}
 	classes := []v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort}
 	if w.Pod != nil {
 		classes = []v1.PodQOSClass{cgroupfs.QOSClass(w.Pod)}

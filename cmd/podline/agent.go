@@ -77,6 +77,9 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 	}
 	log.Info("connected to runtime", "endpoint", o.runtimeEndpoint,
 		"runtime", ver.GetRuntimeName(), "version", ver.GetRuntimeVersion())
+	if err := a.chooseCgroupDriver(ctx, rt, ver.GetRuntimeName()); err != nil {
+		return nil, err
+	}
 	if err := a.connectCluster(ctx); err != nil {
 		return nil, err
 	}
@@ -102,10 +105,6 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 		return nil, fmt.Errorf("--allowed-unsafe-sysctls: %w", err)
 	}
 
-	hier, err := cgroupfs.FindHierarchies()
-	if err != nil {
-		return nil, fmt.Errorf("find cgroup hierarchies: %w", err)
-	}
 	a.cache = pleg.NewCache()
 	a.statuses = stages.NewStatusStore()
 	a.admitter = &stages.Admitter{Node: a.node, Labels: labels, Taints: taints, Sysctls: sysctls,
@@ -135,7 +134,7 @@ func newAgent(ctx context.Context, o *options, log *slog.Logger) (*agent, error)
 			log.Warn("cannot update the burstable cgroup", "err", err)
 		}
 	}
-	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: hier, Limits: tree, PodPidsLimit: o.podPidsLimit(), Events: recorder}
+	sandboxes := &stages.SandboxStage{Runtime: rt, Cache: a.cache, Node: a.node, Cgroups: tree, Limits: tree, PodPidsLimit: o.podPidsLimit(), Events: recorder}
 	a.prober = prober.New(prober.Config{Exec: rt, Notify: notify, Recorder: recorder, Log: log})
 	containers := &stages.ContainerStage{Runtime: rt, Images: rt, Cache: a.cache, Node: a.node, Events: recorder,
 		Env: envObjects, Services: services, Probes: probes{a.prober}, Log: log}

@@ -131,8 +131,8 @@ func (o *options) kubeletConfiguration() kubeletConfiguration {
 		NodeLeaseDurationSeconds:  int32(o.nodeLeaseDurationSeconds),
 		CgroupsPerQOS:             ptr(o.cgroupsPerQOS),
 		CgroupRoot:                o.cgroupRoot,
-		// The pod cgroups are the cgroupfs driver's layout.
-		CgroupDriver:             "cgroupfs",
+		// The driver in use: the runtime's once it reported one.
+		CgroupDriver:             o.cgroupDriver,
 		RuntimeRequestTimeout:    duration(o.requestTimeout),
 		MaxPods:                  int32(o.maxPods),
 		PodPidsLimit:             ptr(o.podMaxPids),

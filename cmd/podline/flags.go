@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podline/podline/cgroupfs"
 	"github.com/podline/podline/cri"
 	"github.com/podline/podline/node"
 	"github.com/podline/podline/sources"
@@ -56,6 +57,7 @@ type options struct {
 	evictionHard   string
 	cgroupRoot     string
 	cgroupsPerQOS  bool
+	cgroupDriver   string // --cgroup-driver, then the driver in use (the runtime's, if it says)
 	clusterDNS     listFlag
 	clusterDomain  string
 	resolvConf     string
@@ -170,6 +172,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.evictionHard, "eviction-hard", node.DefaultEvictionHard, "Hard eviction thresholds; the memory and nodefs ones are also taken off allocatable.")
 	fs.StringVar(&o.cgroupRoot, "cgroup-root", "/", "Root cgroup for pods.")
 	fs.BoolVar(&o.cgroupsPerQOS, "cgroups-per-qos", true, "Create pod cgroups under kubepods/<qos>.")
+	fs.StringVar(&o.cgroupDriver, "cgroup-driver", string(cgroupfs.DriverCgroupfs), "How pod cgroups are made: 'cgroupfs' (directories) or 'systemd' (slice units; needs cgroup v2). A runtime that reports its driver (CRI RuntimeConfig) decides instead, as for the kubelet.")
 	fs.Var(&o.clusterDNS, "cluster-dns", "Cluster DNS server IPs (comma-separated) for dnsPolicy ClusterFirst pods.")
 	fs.StringVar(&o.clusterDomain, "cluster-domain", "", "Cluster domain added to pods' DNS search list.")
 	fs.StringVar(&o.resolvConf, "resolv-conf", "/etc/resolv.conf", "Resolver file pods with dnsPolicy Default inherit; empty for none.")
@@ -240,6 +243,9 @@ func (o *options) validate() error {
 		if c.bad {
 			return fmt.Errorf("%s %s", c.flag, c.why)
 		}
+	}
+	if _, err := cgroupfs.ParseDriver(o.cgroupDriver); err != nil {
+		return fmt.Errorf("--cgroup-driver: %w", err)
 	}
 	if _, err := stages.ParseQueueKind(o.queue); err != nil {
 		return fmt.Errorf("--queue must be 'lockfree' or 'channel', got %q", o.queue)

@@ -30,7 +30,7 @@ func (a *agent) buildLifecycle(notify func(types.UID)) error {
 	}
 	a.relister.Audit(discrepancyGrace)
 	cfg := pleg.PlaneConfig{
-		Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: cgroupfs.UnifiedMount(),
+		Runtime: a.runtime, Cache: a.cache, Notify: notify, CgroupMount: cgroupfs.UnifiedMount(), Layout: a.node.Cgroups,
 		OnSystemOOM: a.onSystemOOM, OnContainerOOM: a.onContainerOOM, Log: a.log,
 	}
 
