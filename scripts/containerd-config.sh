@@ -27,9 +27,19 @@ stats_collect_period() {
 	echo "  stats_collect_period = \"$period\""
 }
 
+# systemd_cgroup prints the runc option for $CGROUP_DRIVER.
+systemd_cgroup() {
+	case $CGROUP_DRIVER in
+	cgroupfs) echo false ;;
+	systemd) echo true ;;
+	*) die "PODLINE_CGROUP_DRIVER=$CGROUP_DRIVER: want cgroupfs or systemd" ;;
+	esac
+}
+
 write_containerd_config() {
+	local tmp=$CONTAINERD_CONFIG.tmp systemd
+	systemd=$(systemd_cgroup)
 	mkdir -p "$PODLINE_STATE" "$CNI_CONF_DIR" "$PODLINE_STATE/opt" "$CONTAINERD_HOSTS_DIR"
-	local tmp=$CONTAINERD_CONFIG.tmp
 	cat >"$tmp" <<TOML
 # Written by scripts/runtime.sh up; edits are overwritten.
 # Version 3 is read by every containerd 2.x (2.4 migrates it in memory and
@@ -68,7 +78,7 @@ $(stats_collect_period)
       runtime_type = "io.containerd.runc.v2"
 
       [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        SystemdCgroup = false
+        SystemdCgroup = $systemd
         BinaryName = "$PODLINE_BIN/runc"
         Root = "$RUNC_ROOT"
 

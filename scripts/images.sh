@@ -7,7 +7,9 @@
 # No registry can be reached, so both are written as OCI layout tars by
 # scripts/ociimage. The tars are cached under $PODLINE_CACHE/images by a hash
 # of every input, so a warm run builds nothing and skips an import whose
-# digest containerd already has.
+# digest containerd already has. PAUSE_IMAGE_TAR and BUSYBOX_IMAGE_TAR name
+# tars built before (with their .digest beside them) to import instead:
+# vm.sh's guest has no Go and imports the host's.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -50,6 +52,10 @@ ociimage_tool() {
 
 # build_pause prints the path of the cached pause image tar.
 build_pause() {
+	if [[ -n ${PAUSE_IMAGE_TAR:-} ]]; then
+		echo "$PAUSE_IMAGE_TAR"
+		return
+	fi
 	local -a srcs
 	mapfile -t srcs < <(go_sources "$PODLINE_SCRIPTS/pause"; go_sources "$PODLINE_SCRIPTS/ociimage")
 	local tar
@@ -87,6 +93,10 @@ busybox_refs() {
 
 # build_busybox prints the path of the cached busybox image tar.
 build_busybox() {
+	if [[ -n ${BUSYBOX_IMAGE_TAR:-} ]]; then
+		echo "$BUSYBOX_IMAGE_TAR"
+		return
+	fi
 	[[ -x /bin/busybox ]] || die "/bin/busybox missing: run install-runtime.sh"
 	local -a srcs
 	mapfile -t srcs < <(go_sources "$PODLINE_SCRIPTS/ociimage")

@@ -38,6 +38,11 @@ CNI_BRIDGE=${CNI_BRIDGE:-podline0}
 CNI_NETWORK=${CNI_NETWORK:-podline}
 CNI_SUBNET=${CNI_SUBNET:-10.88.0.0/16}
 
+# How runc places containers in cgroups: cgroupfs (directories runc makes)
+# or systemd (transient units through systemd's D-Bus API, which needs
+# systemd as init: the cgroup v2 guest of vm.sh).
+CGROUP_DRIVER=${PODLINE_CGROUP_DRIVER:-cgroupfs}
+
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
 # Fixed tag for examples and tests; images.sh also tags the Debian version.
 BUSYBOX_IMAGE=docker.io/library/busybox:1.36

@@ -8,6 +8,10 @@
 #   status  exit 0 when containerd's CRI answers on our socket
 #   env     print `export ...` lines: eval "$(scripts/runtime.sh env)"
 #   purge   down, then delete $PODLINE_STATE and $PODLINE_RUN (keeps the cache)
+# PODLINE_RUNTIME_INSTALL=0 makes `up` use the binaries already in
+# $PODLINE_BIN and install nothing (vm.sh's guest, which has no Go and
+# shares the host's); PODLINE_CGROUP_DRIVER=systemd configures runc for
+# the systemd cgroup driver (lib.sh).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -67,7 +71,14 @@ cmd_up() {
 		log "already up: $CONTAINER_RUNTIME_ENDPOINT"
 		return
 	fi
-	"$PODLINE_SCRIPTS/install-runtime.sh"
+	if [[ ${PODLINE_RUNTIME_INSTALL:-1} == 0 ]]; then
+		local bin
+		for bin in containerd containerd-shim-runc-v2 ctr runc; do
+			[[ -x $PODLINE_BIN/$bin ]] || die "$PODLINE_BIN/$bin missing (PODLINE_RUNTIME_INSTALL=0 installs nothing)"
+		done
+	else
+		"$PODLINE_SCRIPTS/install-runtime.sh"
+	fi
 	# A containerd of ours that does not answer is hung or half-started:
 	# clear it before starting afresh.
 	if containerd_pid >/dev/null || [[ -e $CONTAINERD_SOCK ]]; then
