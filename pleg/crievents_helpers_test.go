@@ -150,7 +150,11 @@ type scriptRuntime struct {
 	mu    sync.Mutex
 	steps []step
 	opens int
-	log   *[]string // when set, each open appends "open"
+	// reading is the number of the last stream (1 for the first open)
+	// whose Recv was called: what Run does for a connection before it
+	// reads it (resync, logging) is done.
+	reading int
+	log     *[]string // when set, each open appends "open"
 }
 
 func (r *scriptRuntime) ContainerEvents(ctx context.Context) (runtimeapi.RuntimeService_GetContainerEventsClient, error) {
@@ -168,7 +172,7 @@ func (r *scriptRuntime) ContainerEvents(ctx context.Context) (runtimeapi.Runtime
 	if st.openErr != nil {
 		return nil, st.openErr
 	}
-	return &scriptStream{ctx: ctx, step: st}, nil
+	return &scriptStream{ctx: ctx, step: st, rt: r, n: i + 1}, nil
 }
 
 func (r *scriptRuntime) openCount() int {
@@ -177,14 +181,26 @@ func (r *scriptRuntime) openCount() int {
 	return r.opens
 }
 
+// readingStream returns the number of the last stream read from (0: none).
+func (r *scriptRuntime) readingStream() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reading
+}
+
 type scriptStream struct {
 	grpc.ClientStream // nil: CRIEvents only calls Recv
 	ctx               context.Context
 	step              step
 	next              int
+	rt                *scriptRuntime
+	n                 int // the open that made it, from 1
 }
 
 func (s *scriptStream) Recv() (*runtimeapi.ContainerEventResponse, error) {
+	s.rt.mu.Lock()
+	s.rt.reading = max(s.rt.reading, s.n)
+	s.rt.mu.Unlock()
 	if s.next < len(s.step.events) {
 		s.next++
 		return s.step.events[s.next-1], nil

@@ -32,7 +32,11 @@ func TestCRIEventsLogsReconnect(t *testing.T) {
 	s.deadWithin = 10 * ms // the streams lived before they broke
 
 	runEvents(t, s)
-	waitFor(t, "the last stream", 2*time.Second, func() bool { return rt.openCount() == 7 && s.Connected() })
+	// A connection is said after it counts as connected, before it is
+	// read: once the last stream is read, every line about it is out.
+	waitFor(t, "the last stream", 2*time.Second, func() bool {
+		return rt.openCount() == 7 && s.Connected() && rt.readingStream() == 7
+	})
 	got := out.Lines("container event stream reconnected")
 	if len(got) != 2 {
 		t.Fatalf("%d reconnect lines, want 2 (two outages after the first connection):\n%s", len(got), strings.Join(got, "\n"))
