@@ -219,10 +219,19 @@ func TestCRIEventsStandInChangesWhileAbsent(t *testing.T) {
 	rt := &scriptRuntime{steps: []step{{openErr: fmt.Errorf("open: %w", cri.ErrUnimplemented)}}}
 	s := NewCRIEvents(rt, NewCache(), func(types.UID) {}, nil, quietLog())
 	s.StandIn(StandInPeriod(false))
-	waited := make(chan time.Duration)
+	// A wait stays under way until the test ends it, so that the period
+	// changes during a wait, not between two: Run reads the period as a
+	// wait begins, and a change racing with that read made the wait after
+	// it either period, which could use up the stand-in's five minutes.
+	begun, end := make(chan time.Duration), make(chan struct{})
 	s.sleep = func(ctx context.Context, d time.Duration) bool {
 		select {
-		case waited <- d:
+		case begun <- d:
+		case <-ctx.Done():
+			return false
+		}
+		select {
+		case <-end:
 			return true
 		case <-ctx.Done():
 			return false
@@ -232,18 +241,28 @@ func TestCRIEventsStandInChangesWhileAbsent(t *testing.T) {
 	next := func() time.Duration {
 		t.Helper()
 		select {
-		case d := <-waited:
+		case d := <-begun:
 			return d
 		case <-time.After(5 * time.Second):
 			t.Fatal("no wait")
 			return 0
 		}
 	}
+	endWait := func() {
+		t.Helper()
+		select {
+		case end <- struct{}{}:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no wait under way")
+		}
+	}
+	// f changes the period during a wait: that wait ends as it began, and
+	// the ones after it follow the new period.
 	f := func(period time.Duration, waits int) {
 		t.Helper()
 		s.StandIn(period)
-		next() // the wait under way when the period changed
 		for range waits {
+			endWait()
 			if d := next(); d != period {
 				t.Fatalf("waited %v, want %v", d, period)
 			}
