@@ -227,10 +227,13 @@ func TestKernelExitTheRuntimeLeavesUnansweredIsNotDropped(t *testing.T) {
 		t.Fatalf("the container changed without the runtime's word: %+v, %d notifications", c, n.total())
 	}
 
-	// The runtime answers again, and a forged exit is what it was.
+	// The runtime answers again, and a forged exit is what it was. The
+	// drop is counted before it is logged: wait for both.
 	rt.fail(nil)
 	p.OnExit(42, 7, time.Now())
-	waitFor(t, "the next round", 2*time.Second, func() bool { return planeExitsDropped.Get() == dropped+1 })
+	waitFor(t, "the next round", 2*time.Second, func() bool {
+		return planeExitsDropped.Get() == dropped+1 && len(out.Lines(msgForgedExit)) > 0
+	})
 	if got := out.Lines(msgForgedExit); len(got) != 1 {
 		t.Fatalf("the dropped exit said %d times, want once:\n%s", len(got), out.String())
 	}
