@@ -74,6 +74,9 @@ GUEST_PORT=/dev/virtio-ports/podline.out
 # their cgroups, QoS and pod cgroups carry the limits, OOM kills and exits
 # are seen, stats (with PSI) reach /stats/summary and /metrics/resource,
 # the pids limit holds, restarts back off and a killed podline adopts.
+# The tests' waits for pods and agents, stretched: a pod starts in ~5 s in
+# the emulated guest where the host takes 0.2 s (e2e/agent_test.go).
+VM_E2E_TIME_SCALE=${VM_E2E_TIME_SCALE:-5}
 VM_E2E_RUN=${VM_E2E_RUN:-'^(TestBusyboxRunsAndLogs|TestPodAndContainerLimitsAreInTheCgroupFiles|TestStatsShowCPUAndMemory|TestOOMKilled|TestEachSourceSeesExitCodes|TestPodMaxPidsBoundsForks|TestOnFailureRestartsWithBackoff|TestNeverEndsFailed|TestKill9RestartAdopts)$'}
 
 usage() {
@@ -155,7 +158,7 @@ UNIT
 	local unit
 	for unit in emergency rescue; do
 		mkdir -p "$root/etc/systemd/system/$unit.service.d"
-		printf '%s\n' '[Service]' 'ExecStartPre=' 'ExecStart=' \
+		printf '%s\n' '[Service]' 'Type=oneshot' 'ExecStartPre=' 'ExecStart=' \
 			'ExecStart=-/bin/systemctl --no-pager --failed' \
 			'ExecStart=/bin/systemctl --force poweroff' >"$root/etc/systemd/system/$unit.service.d/poweroff.conf"
 	done
@@ -395,7 +398,7 @@ cmd_test() {
 	# control plane, which the guest has not.
 	cmd_run --driver "$driver" -- env -C "${VM_SHARES[podline]}/e2e" \
 		PODLINE_E2E_PHASE=runtime PODLINE_E2E_PODLINE="${VM_SHARES[vmbin]}/podline" \
-		PODLINE_E2E_AGENT_FLAGS="$flags" \
+		PODLINE_E2E_AGENT_FLAGS="$flags" PODLINE_E2E_TIME_SCALE="$VM_E2E_TIME_SCALE" \
 		"${VM_SHARES[vmbin]}/e2e.test" -test.v -test.count=1 -test.timeout=60m \
 		-test.run "$run" -test.skip '^TestCluster' "$@"
 }
@@ -427,8 +430,17 @@ cmd_guest() {
 	export PODLINE_CGROUP_DRIVER=$VM_DRIVER TMPDIR=$PODLINE_STATE/tmp
 	mkdir -p "$TMPDIR"
 	if ((VM_RUNTIME)); then
-		PODLINE_RUNTIME_INSTALL=0 PAUSE_IMAGE_TAR=$VM_PAUSE_TAR BUSYBOX_IMAGE_TAR=$VM_BUSYBOX_TAR \
+		# containerd in a unit of its own with Delegate=yes, as Debian's
+		# containerd.service runs it: systemd then enables every controller
+		# from the root down, as on the nodes podline is for, and the
+		# systemd driver's scopes have a manager to ask.
+		# Its output goes to the journal (the output port takes one writer).
+		systemd-run --quiet --unit=podline-containerd --property=Type=oneshot \
+			--property=RemainAfterExit=yes --property=Delegate=yes --property=KillMode=process \
+			--setenv=PODLINE_CGROUP_DRIVER="$VM_DRIVER" --setenv=PODLINE_RUNTIME_INSTALL=0 \
+			--setenv=PAUSE_IMAGE_TAR="$VM_PAUSE_TAR" --setenv=BUSYBOX_IMAGE_TAR="$VM_BUSYBOX_TAR" \
 			"$PODLINE_SCRIPTS/runtime.sh" up || rc=$?
+		journalctl --quiet --no-pager -o cat -u podline-containerd
 		eval "$("$PODLINE_SCRIPTS/runtime.sh" env)"
 		log "runtime up after $(cut -d' ' -f1 /proc/uptime)s"
 	fi
