@@ -22,13 +22,16 @@ trap cleanup EXIT
 
 # pod_json NAME HOSTNET: a pod config; host-network pods get no hostname
 # (runc cannot set one without a private UTS namespace).
+# On the systemd cgroup driver runc wants the parent as a slice; without
+# one containerd passes a path and runc refuses the sandbox.
 pod_json() {
-	local name=$1 hostnet=$2 ns='{}' hostname=
+	local name=$1 hostnet=$2 ns='{}' hostname='' parent=''
 	if ((hostnet)); then ns='{"network": 2}'; else hostname="\"hostname\": \"$name\","; fi
+	[[ $CGROUP_DRIVER == systemd ]] && parent='"cgroup_parent": "podline.slice", '
 	cat <<JSON
 {"metadata": {"name": "$name", "namespace": "podline-smoke", "uid": "podline-smoke-$name"},
  $hostname "log_directory": "$WORK/logs/$name",
- "linux": {"security_context": {"namespace_options": $ns}}}
+ "linux": {$parent"security_context": {"namespace_options": $ns}}}
 JSON
 }
 
