@@ -346,6 +346,8 @@ cmd_run() {
 	lock
 	local dir
 	dir=$(image_dir)
+	# The guest runs the host's containerd, runc and images (cached).
+	"$PODLINE_SCRIPTS/install-runtime.sh"
 	mkdir -p "$VM_STATE"
 	write_job "$driver" "$runtime" "$@"
 	scratch_disk
